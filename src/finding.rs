@@ -1,0 +1,269 @@
+//! Findings: what every check returns instead of printing.
+//!
+//! A check never prints and never stops at the first problem. It returns a list of
+//! [`Finding`]s — a stable machine code, a human message and a location — and the
+//! binary decides how to render them (human, JSON, ...). Keeping findings as data is
+//! what lets one run report every problem in every skill, and lets tests assert on
+//! codes and locations instead of on text.
+
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Stable finding codes. The string form ([`Code::as_str`]) is part of the CLI's
+/// contract: CI scripts match on it, so a code is never renamed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Code {
+    /// A manifest (skillbundle.yaml, skill.yaml) is malformed or has unknown fields.
+    ManifestInvalid,
+    /// A version string is not canonical `MAJOR.MINOR`.
+    VersionInvalid,
+    /// A JSON (or YAML-authored JSON) value is not valid I-JSON.
+    JsonInvalid,
+    /// A path leaves the workspace, is absolute, or cannot be read as a regular file.
+    PathInvalid,
+    /// A domain schema or Skill Interface Document fails a schema rule.
+    SchemaInvalid,
+    /// A `$ref`/`$dynamicRef` does not resolve inside the inline schema.
+    RefUnresolved,
+    /// A `$ref`/`$dynamicRef` points outside the inline schema (network, file, meta-schema).
+    RefExternal,
+    /// `$schema` or an embedded resource selects a dialect other than the declared one.
+    DialectMismatch,
+    /// An example did not give the verdict its directory promises.
+    FixtureFailed,
+    /// One schema_uri + version carries two different contents.
+    SchemaConflict,
+    /// Two skills share a skill_id, or a skill uses a reserved id.
+    DuplicateSkill,
+    /// A recorded version's content changed.
+    ImmutabilityViolation,
+    /// A new version is not higher than the recorded ones.
+    VersionNotIncreased,
+    /// A change is breaking but the version step is not MAJOR.
+    IncompatibleChange,
+    /// An input exceeds a configured resource limit.
+    ResourceLimitExceeded,
+    /// The lock file would change under `--locked`.
+    LockOutdated,
+    /// A bundle archive is malformed or violates the bundle layout.
+    BundleInvalid,
+    /// A file or schema digest does not match what the manifest declares.
+    DigestMismatch,
+    /// A signature is malformed or does not verify.
+    SignatureInvalid,
+    /// No signature by a trusted key is present.
+    UntrustedKey,
+    /// A Skill Interface Document fails validation (draft condition `interface_invalid`).
+    InterfaceInvalid,
+    /// A file could not be read or written (exit status 2).
+    Io,
+}
+
+impl Code {
+    /// Every code, in the order the reference table lists them.
+    pub const ALL: &'static [Code] = &[
+        Code::ManifestInvalid,
+        Code::VersionInvalid,
+        Code::JsonInvalid,
+        Code::PathInvalid,
+        Code::SchemaInvalid,
+        Code::RefUnresolved,
+        Code::RefExternal,
+        Code::DialectMismatch,
+        Code::FixtureFailed,
+        Code::SchemaConflict,
+        Code::DuplicateSkill,
+        Code::ImmutabilityViolation,
+        Code::VersionNotIncreased,
+        Code::IncompatibleChange,
+        Code::ResourceLimitExceeded,
+        Code::LockOutdated,
+        Code::BundleInvalid,
+        Code::DigestMismatch,
+        Code::SignatureInvalid,
+        Code::UntrustedKey,
+        Code::InterfaceInvalid,
+        Code::Io,
+    ];
+
+    /// The stable wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::ManifestInvalid => "manifest_invalid",
+            Code::VersionInvalid => "version_invalid",
+            Code::JsonInvalid => "json_invalid",
+            Code::PathInvalid => "path_invalid",
+            Code::SchemaInvalid => "schema_invalid",
+            Code::RefUnresolved => "ref_unresolved",
+            Code::RefExternal => "ref_external",
+            Code::DialectMismatch => "dialect_mismatch",
+            Code::FixtureFailed => "fixture_failed",
+            Code::SchemaConflict => "schema_conflict",
+            Code::DuplicateSkill => "duplicate_skill",
+            Code::ImmutabilityViolation => "immutability_violation",
+            Code::VersionNotIncreased => "version_not_increased",
+            Code::IncompatibleChange => "incompatible_change",
+            Code::ResourceLimitExceeded => "resource_limit_exceeded",
+            Code::LockOutdated => "lock_outdated",
+            Code::BundleInvalid => "bundle_invalid",
+            Code::DigestMismatch => "digest_mismatch",
+            Code::SignatureInvalid => "signature_invalid",
+            Code::UntrustedKey => "untrusted_key",
+            Code::InterfaceInvalid => "interface_invalid",
+            Code::Io => "io_error",
+        }
+    }
+
+    /// The draft's machine-readable condition this finding implies, where it defines one.
+    ///
+    /// Anything wrong with a domain schema or the document built from it makes the Skill
+    /// Interface Document invalid (draft: "Deliver schemas inline in version 1.0").
+    pub fn condition(self) -> Option<&'static str> {
+        match self {
+            Code::SchemaInvalid
+            | Code::RefUnresolved
+            | Code::RefExternal
+            | Code::DialectMismatch
+            | Code::SchemaConflict
+            | Code::InterfaceInvalid
+            | Code::DigestMismatch => Some("interface_invalid"),
+            Code::ResourceLimitExceeded => Some("resource_limit_exceeded"),
+            _ => None,
+        }
+    }
+
+    /// Whether the finding is an environment problem (exit status 2) rather than a
+    /// failed check on the input (exit status 1).
+    pub fn is_usage_or_io(self) -> bool {
+        matches!(self, Code::Io)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Where a finding points: a file, optionally a JSON pointer inside it, and the
+/// 1-based line and column when the source text could be mapped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Location {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+}
+
+impl Location {
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        Location {
+            file: Some(path.into()),
+            ..Location::default()
+        }
+    }
+
+    pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    pub fn with_position(mut self, line: usize, column: usize) -> Self {
+        self.line = Some(line);
+        self.column = Some(column);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.file.is_none() && self.pointer.is_none()
+    }
+}
+
+/// One problem found by a check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    pub code: Code,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<&'static str>,
+    pub message: String,
+    #[serde(flatten)]
+    pub location: Location,
+    /// What to do about it, when there is a clear next step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl Finding {
+    pub fn new(code: Code, message: impl Into<String>, location: Location) -> Self {
+        Finding {
+            code,
+            condition: code.condition(),
+            message: message.into(),
+            location,
+            help: None,
+        }
+    }
+
+    /// A finding about a whole file.
+    pub fn at_file(code: Code, message: impl Into<String>, file: &Path) -> Self {
+        Finding::new(code, message, Location::file(file))
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.location.file {
+            write!(f, "{}", file.display())?;
+            if let (Some(l), Some(c)) = (self.location.line, self.location.column) {
+                write!(f, ":{l}:{c}")?;
+            }
+            f.write_str(": ")?;
+        }
+        write!(f, "{}[{}]: {}", "error", self.code, self.message)?;
+        if let Some(p) = &self.location.pointer {
+            write!(f, " (at {})", if p.is_empty() { "/" } else { p })?;
+        }
+        Ok(())
+    }
+}
+
+/// Findings collected by a run, in a stable order.
+pub type Findings = Vec<Finding>;
+
+/// Sort findings for stable output: by file, then position, then code.
+pub fn sort(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        (
+            &a.location.file,
+            a.location.line,
+            a.location.column,
+            &a.location.pointer,
+            a.code,
+            &a.message,
+        )
+            .cmp(&(
+                &b.location.file,
+                b.location.line,
+                b.location.column,
+                &b.location.pointer,
+                b.code,
+                &b.message,
+            ))
+    });
+}

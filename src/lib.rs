@@ -1,0 +1,3 @@
+//! skillbundle: the release pipeline for schema-governed A2A skills.
+
+pub mod finding;
