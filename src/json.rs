@@ -1,0 +1,565 @@
+//! Strict JSON: every JSON value skillbundle takes in is read as I-JSON (RFC 7493).
+//!
+//! A schema's digest is computed over the JCS bytes of the *value* the tool read. If the
+//! reader silently kept the last of two duplicate keys, or rounded `9007199254740993` to
+//! `9007199254740992` the way `serde_json` does, two tools reading the same file would
+//! compute different digests — or the same digest for different texts. So this module
+//! has its own small parser that refuses, with line and column:
+//!
+//! - bytes that are not UTF-8, and a leading byte order mark;
+//! - duplicate object member names;
+//! - lone surrogates in `\u` escapes;
+//! - trailing data after the value;
+//! - numbers that are not finite IEEE 754 doubles, and integers beyond ±(2^53−1);
+//! - nesting deeper than a limit (the parser is recursive; the limit keeps the stack safe).
+//!
+//! It also answers the reverse question cheaply: [`locate`] re-scans a text to find the
+//! line and column of a JSON pointer, so findings carry positions without the parser
+//! keeping a span for every node on the success path.
+
+use serde_json::{Map, Number, Value};
+use std::fmt;
+
+/// The largest integer magnitude an IEEE 754 double represents exactly (2^53 − 1).
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Nesting limit used when the caller gives none. Deep enough for any real schema,
+/// shallow enough that recursion never threatens a 2 MiB thread stack.
+pub const DEFAULT_MAX_DEPTH: usize = 256;
+
+/// Why a text was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonError {
+    pub message: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+    /// True when the text was refused for exceeding a limit (nesting) rather than
+    /// for being malformed: the finding code is then `resource_limit_exceeded`.
+    pub limit: bool,
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at line {} column {}", self.message, self.line, self.column)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// Parse `bytes` as one I-JSON value with the default nesting limit.
+pub fn parse(bytes: &[u8]) -> Result<Value, JsonError> {
+    parse_with_depth(bytes, DEFAULT_MAX_DEPTH)
+}
+
+/// Parse `bytes` as one I-JSON value, refusing nesting deeper than `max_depth`.
+pub fn parse_with_depth(bytes: &[u8], max_depth: usize) -> Result<Value, JsonError> {
+    let text = utf8(bytes)?;
+    let mut p = Parser::new(text, max_depth, None);
+    p.document()
+}
+
+/// The 1-based line and column where the value at `pointer` starts in `bytes`, if the
+/// text parses that far and the pointer exists. For an object member the position is
+/// that of its value.
+pub fn locate(bytes: &[u8], pointer: &str) -> Option<(usize, usize)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let target = crate::pointer::parse(pointer)?;
+    let mut p = Parser::new(text, usize::MAX, Some(target));
+    let _ = p.document();
+    p.found.map(|pos| line_col(text, pos))
+}
+
+fn utf8(bytes: &[u8]) -> Result<&str, JsonError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            if text.starts_with('\u{FEFF}') {
+                return Err(JsonError {
+                    message: "byte order mark before the JSON text (I-JSON forbids it; save the file as UTF-8 without BOM)".into(),
+                    line: 1,
+                    column: 1,
+                    limit: false,
+                });
+            }
+            Ok(text)
+        }
+        Err(e) => {
+            let valid = &bytes[..e.valid_up_to()];
+            // The prefix is valid UTF-8 by construction.
+            let prefix = std::str::from_utf8(valid).unwrap_or_default();
+            let (line, column) = line_col(prefix, prefix.len());
+            Err(JsonError {
+                message: "bytes that are not valid UTF-8".into(),
+                line,
+                column,
+                limit: false,
+            })
+        }
+    }
+}
+
+/// 1-based line and character column of byte offset `pos` in `text`.
+pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
+    let pos = pos.min(text.len());
+    let before = &text[..pos];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+    /// Locate mode: the pointer being looked for, the path walked so far, and the answer.
+    target: Option<Vec<String>>,
+    path: Vec<String>,
+    found: Option<usize>,
+}
+
+type PResult<T> = Result<T, JsonError>;
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, max_depth: usize, target: Option<Vec<String>>) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            max_depth,
+            target,
+            path: Vec::new(),
+            found: None,
+        }
+    }
+
+    fn error_at(&self, pos: usize, message: impl Into<String>) -> JsonError {
+        let (line, column) = line_col(self.text, pos);
+        JsonError {
+            message: message.into(),
+            line,
+            column,
+            limit: false,
+        }
+    }
+
+    fn document(&mut self) -> PResult<Value> {
+        self.skip_ws();
+        let value = self.value(0)?;
+        self.skip_ws();
+        if self.pos < self.bytes.len() {
+            return Err(self.error_at(self.pos, "trailing data after the JSON value"));
+        }
+        Ok(value)
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn value(&mut self, depth: usize) -> PResult<Value> {
+        if self.found.is_none() {
+            if let Some(t) = &self.target {
+                if *t == self.path {
+                    self.found = Some(self.pos);
+                    // Nothing more to learn: stop the scan early.
+                    return Err(self.error_at(self.pos, "located"));
+                }
+            }
+        }
+        match self.peek() {
+            None => Err(self.error_at(self.pos, "unexpected end of input, expected a value")),
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => Ok(Value::String(self.string()?)),
+            Some(b't') => self.literal("true", Value::Bool(true)),
+            Some(b'f') => self.literal("false", Value::Bool(false)),
+            Some(b'n') => self.literal("null", Value::Null),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(_) => {
+                let c = self.text[self.pos..].chars().next().unwrap_or('?');
+                Err(self.error_at(self.pos, format!("unexpected character {c:?}, expected a value")))
+            }
+        }
+    }
+
+    fn enter(&self, depth: usize) -> PResult<()> {
+        if depth > self.max_depth {
+            let mut e = self.error_at(self.pos, "nesting is deeper than the limit allows");
+            e.limit = true;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn literal(&mut self, word: &str, value: Value) -> PResult<Value> {
+        if self.text[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(self.error_at(self.pos, "invalid literal, expected true, false or null"))
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> PResult<Value> {
+        self.enter(depth)?;
+        self.pos += 1; // '{'
+        let mut map = Map::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Value::Object(map));
+        }
+        loop {
+            self.skip_ws();
+            let key_pos = self.pos;
+            if self.peek() != Some(b'"') {
+                return Err(self.error_at(self.pos, "expected a member name in double quotes"));
+            }
+            let key = self.string()?;
+            if map.contains_key(&key) {
+                return Err(self.error_at(
+                    key_pos,
+                    format!("duplicate member name {key:?} (I-JSON requires unique names)"),
+                ));
+            }
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.error_at(self.pos, "expected ':' after the member name"));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let locating = self.target.is_some();
+            if locating {
+                self.path.push(key.clone());
+            }
+            let value = self.value(depth)?;
+            if locating {
+                self.path.pop();
+            }
+            map.insert(key, value);
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(Value::Object(map));
+                }
+                _ => return Err(self.error_at(self.pos, "expected ',' or '}' in object")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> PResult<Value> {
+        self.enter(depth)?;
+        self.pos += 1; // '['
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            let locating = self.target.is_some();
+            if locating {
+                self.path.push(items.len().to_string());
+            }
+            items.push(self.value(depth)?);
+            if locating {
+                self.path.pop();
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                _ => return Err(self.error_at(self.pos, "expected ',' or ']' in array")),
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> PResult<u16> {
+        let digits = self
+            .text
+            .get(self.pos..self.pos + 4)
+            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or_else(|| self.error_at(self.pos, "expected four hex digits after \\u"))?;
+        let v = u16::from_str_radix(digits, 16).map_err(|_| self.error_at(self.pos, "bad \\u escape"))?;
+        self.pos += 4;
+        Ok(v)
+    }
+
+    fn string(&mut self) -> PResult<String> {
+        let start = self.pos;
+        self.pos += 1; // opening quote
+        let mut out = String::new();
+        loop {
+            // Copy the run of ordinary characters in one go.
+            let run_start = self.pos;
+            while let Some(&b) = self.bytes.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            out.push_str(&self.text[run_start..self.pos]);
+            match self.peek() {
+                None => return Err(self.error_at(start, "unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    let esc_pos = self.pos;
+                    self.pos += 1;
+                    let Some(e) = self.peek() else {
+                        return Err(self.error_at(start, "unterminated string"));
+                    };
+                    self.pos += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let hi = self.hex4()?;
+                            let c = match hi {
+                                0xD800..=0xDBFF => {
+                                    if self.text[self.pos..].starts_with("\\u") {
+                                        self.pos += 2;
+                                        let lo = self.hex4()?;
+                                        if !(0xDC00..=0xDFFF).contains(&lo) {
+                                            return Err(self.error_at(esc_pos, "lone surrogate: a high surrogate \\u escape not followed by a low one"));
+                                        }
+                                        let code = 0x10000
+                                            + (((hi as u32) - 0xD800) << 10)
+                                            + ((lo as u32) - 0xDC00);
+                                        char::from_u32(code)
+                                    } else {
+                                        return Err(self.error_at(esc_pos, "lone surrogate: a high surrogate \\u escape not followed by a low one"));
+                                    }
+                                }
+                                0xDC00..=0xDFFF => {
+                                    return Err(self.error_at(esc_pos, "lone surrogate: a low surrogate \\u escape without a high one"));
+                                }
+                                _ => char::from_u32(hi as u32),
+                            };
+                            out.push(c.ok_or_else(|| self.error_at(esc_pos, "bad \\u escape"))?);
+                        }
+                        _ => return Err(self.error_at(esc_pos, "invalid escape sequence in string")),
+                    }
+                }
+                Some(_) => {
+                    return Err(self.error_at(
+                        self.pos,
+                        "control character in string (escape it as \\u00XX)",
+                    ))
+                }
+            }
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let s = self.pos;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.pos += 1;
+        }
+        self.pos - s
+    }
+
+    fn number(&mut self) -> PResult<Value> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        let int_start = self.pos;
+        let n = self.digits();
+        if n == 0 {
+            return Err(self.error_at(self.pos, "expected digits in number"));
+        }
+        if n > 1 && self.bytes[int_start] == b'0' {
+            return Err(self.error_at(int_start, "leading zero in number"));
+        }
+        let mut integer = true;
+        if self.peek() == Some(b'.') {
+            integer = false;
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(self.error_at(self.pos, "expected digits after the decimal point"));
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            integer = false;
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.error_at(self.pos, "expected digits in the exponent"));
+            }
+        }
+        let lexeme = &self.text[start..self.pos];
+        if integer {
+            let out_of_range = || {
+                self.error_at(
+                    start,
+                    format!("integer {lexeme} is beyond ±(2^53−1) and cannot be represented exactly (I-JSON)"),
+                )
+            };
+            let v: i64 = lexeme.parse().map_err(|_| out_of_range())?;
+            if v.unsigned_abs() > MAX_SAFE_INTEGER {
+                return Err(out_of_range());
+            }
+            return Ok(Value::Number(Number::from(v)));
+        }
+        let v: f64 = lexeme
+            .parse()
+            .map_err(|_| self.error_at(start, "invalid number"))?;
+        match Number::from_f64(v) {
+            Some(n) if v.is_finite() => Ok(Value::Number(n)),
+            _ => Err(self.error_at(
+                start,
+                format!("number {lexeme} is not a finite IEEE 754 double (I-JSON)"),
+            )),
+        }
+    }
+}
+
+/// Check that a value obtained some other way (YAML, a library) satisfies the I-JSON
+/// number rule: every integer within ±(2^53−1), every float finite. Returns the JSON
+/// pointer of the first offending number.
+pub fn check_numbers(value: &Value) -> Result<(), String> {
+    let mut stack: Vec<(&Value, String)> = vec![(value, String::new())];
+    while let Some((v, ptr)) = stack.pop() {
+        match v {
+            Value::Number(n) => {
+                let ok = if let Some(i) = n.as_i64() {
+                    i.unsigned_abs() <= MAX_SAFE_INTEGER
+                } else if let Some(u) = n.as_u64() {
+                    u <= MAX_SAFE_INTEGER
+                } else {
+                    n.as_f64().is_some_and(f64::is_finite)
+                };
+                if !ok {
+                    return Err(ptr);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((item, format!("{ptr}/{i}")));
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    stack.push((item, format!("{ptr}/{}", crate::pointer::escape(k))));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(text: &str) -> JsonError {
+        parse(text.as_bytes()).unwrap_err()
+    }
+
+    #[test]
+    fn accepts_ordinary_json() {
+        let v = parse(br#" {"a": [1, -2, 3.5, 1e3, true, null, "x\u00e9\ud83d\ude00"]} "#).unwrap();
+        assert_eq!(v, json!({"a": [1, -2, 3.5, 1000.0, true, null, "xé😀"]}));
+    }
+
+    #[test]
+    fn refuses_duplicate_keys_with_position() {
+        let e = err("{\n  \"a\": 1,\n  \"a\": 2\n}");
+        assert!(e.message.contains("duplicate member name \"a\""), "{e}");
+        assert_eq!((e.line, e.column), (3, 3));
+    }
+
+    #[test]
+    fn refuses_lone_surrogates() {
+        assert!(err(r#""\ud800""#).message.contains("lone surrogate"));
+        assert!(err(r#""\udc00x""#).message.contains("lone surrogate"));
+        assert!(err(r#""\ud800\u0041""#).message.contains("lone surrogate"));
+    }
+
+    #[test]
+    fn refuses_non_utf8_and_bom() {
+        let e = parse(b"{\"a\":\n \"\xff\"}").unwrap_err();
+        assert!(e.message.contains("UTF-8"));
+        assert_eq!((e.line, e.column), (2, 3));
+        assert!(parse(b"\xef\xbb\xbf{}").unwrap_err().message.contains("byte order mark"));
+    }
+
+    #[test]
+    fn refuses_trailing_data() {
+        let e = err("{} {}");
+        assert!(e.message.contains("trailing data"));
+        assert_eq!((e.line, e.column), (1, 4));
+    }
+
+    #[test]
+    fn refuses_numbers_outside_i_json() {
+        assert!(err("9007199254740992").message.contains("2^53"));
+        assert!(err("-9007199254740992").message.contains("2^53"));
+        assert!(err("123456789012345678901234567890").message.contains("2^53"));
+        assert!(err("1e400").message.contains("finite"));
+        assert_eq!(parse(b"9007199254740991").unwrap(), json!(9007199254740991i64));
+        assert_eq!(parse(b"-9007199254740991").unwrap(), json!(-9007199254740991i64));
+        assert!(parse(b"NaN").is_err());
+        assert!(parse(b"01").is_err());
+        assert!(parse(b"1.").is_err());
+    }
+
+    #[test]
+    fn refuses_deep_nesting_as_a_limit_without_overflowing() {
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        let e = err(&deep);
+        assert!(e.limit);
+        assert!(parse_with_depth(b"[[[]]]", 3).is_ok());
+        assert!(parse_with_depth(b"[[[[]]]]", 3).unwrap_err().limit);
+    }
+
+    #[test]
+    fn locates_pointers() {
+        let text = b"{\n  \"a\": {\"b~/c\": [10, 20]},\n  \"x\": 1\n}";
+        assert_eq!(locate(text, ""), Some((1, 1)));
+        assert_eq!(locate(text, "/a"), Some((2, 8)));
+        assert_eq!(locate(text, "/a/b~0~1c/1"), Some((2, 22)));
+        assert_eq!(locate(text, "/x"), Some((3, 8)));
+        assert_eq!(locate(text, "/nope"), None);
+    }
+
+    #[test]
+    fn checks_numbers_of_foreign_values() {
+        assert!(check_numbers(&json!({"a": [1, 2.5]})).is_ok());
+        assert_eq!(
+            check_numbers(&json!({"a": [1, 9007199254740992u64]})),
+            Err("/a/1".to_string())
+        );
+    }
+}
