@@ -1,0 +1,371 @@
+//! The pipeline: workspace in, checked and digested interfaces out (and a bundle on build).
+//!
+//! Each skill goes through the same steps independently — read its manifest, read and
+//! check its schemas, assemble and validate its document — so skills run in parallel and
+//! a problem in one never hides problems in another. The checks that need every skill at
+//! once (duplicate ids, one content per schema_uri + version) run after. `build` writes
+//! nothing unless every check passed.
+
+use crate::a2a;
+use crate::bundle;
+use crate::digest::Digest;
+use crate::finding::{self, Code, Finding, Location};
+use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
+use crate::interface_schema::InterfaceSchema;
+use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
+use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Size and nesting bounds for schema files read by the pipeline.
+const MAX_SCHEMA_BYTES: u64 = 1024 * 1024;
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// A schema as loaded for one role of one skill.
+#[derive(Debug, Clone)]
+pub struct LoadedSchema {
+    pub reference: SchemaReference,
+    pub source: SourceFile,
+    /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
+    pub field: String,
+}
+
+/// One skill that passed every per-skill check.
+#[derive(Debug, Clone)]
+pub struct CheckedSkill {
+    pub source: SkillSource,
+    pub schemas: Vec<LoadedSchema>,
+    pub interface: Interface,
+}
+
+/// The result of checking a workspace.
+#[derive(Debug)]
+pub struct Checked {
+    pub workspace: Option<Workspace>,
+    /// Skills that passed their own checks, sorted by skill_id.
+    pub skills: Vec<CheckedSkill>,
+    /// Every finding, sorted.
+    pub findings: Vec<Finding>,
+}
+
+impl Checked {
+    pub fn ok(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// Run every check on the workspace at `root`. Never writes anything.
+pub fn check(root: &Path) -> Checked {
+    let workspace = match Workspace::open(root) {
+        Ok(w) => w,
+        Err(findings) => {
+            return Checked {
+                workspace: None,
+                skills: Vec::new(),
+                findings,
+            }
+        }
+    };
+    let schema = match InterfaceSchema::packaged() {
+        Ok(s) => s,
+        Err(msg) => {
+            return Checked {
+                workspace: Some(workspace),
+                skills: Vec::new(),
+                findings: vec![Finding::new(Code::InterfaceInvalid, msg, Location::default())],
+            }
+        }
+    };
+    let results: Vec<(Option<CheckedSkill>, Vec<Finding>)> = workspace
+        .skill_dirs
+        .par_iter()
+        .map(|dir| check_skill(&workspace, schema, dir))
+        .collect();
+    let mut findings = Vec::new();
+    let mut skills = Vec::new();
+    for (skill, f) in results {
+        findings.extend(f);
+        skills.extend(skill);
+    }
+    findings.extend(cross_skill(&skills));
+    skills.sort_by(|a, b| a.interface.skill_id.cmp(&b.interface.skill_id));
+    finding::sort(&mut findings);
+    Checked {
+        workspace: Some(workspace),
+        skills,
+        findings,
+    }
+}
+
+fn check_skill(
+    ws: &Workspace,
+    schema: &InterfaceSchema,
+    dir: &Path,
+) -> (Option<CheckedSkill>, Vec<Finding>) {
+    let skill = match workspace::read_skill(dir) {
+        Ok(s) => s,
+        Err(f) => return (None, vec![f]),
+    };
+    let m = &skill.manifest;
+    let at_manifest = || Location::file(&skill.manifest_path);
+    let mut findings = Vec::new();
+    if m.skill_id == DESCRIBE_SKILL {
+        findings.push(Finding::new(
+            Code::DuplicateSkill,
+            format!("skill_id {DESCRIBE_SKILL:?} is reserved: every agent advertises it for interface retrieval"),
+            at_manifest(),
+        ).with_help("choose another skill_id"));
+    } else if !manifest::is_safe_name(&m.skill_id) || m.skill_id.len() > 64 {
+        findings.push(Finding::new(
+            Code::ManifestInvalid,
+            format!(
+                "skill_id {:?} cannot name a bundle file: use at most 64 letters, digits, '.', '_' and '-', starting with a letter or digit",
+                m.skill_id
+            ),
+            at_manifest(),
+        ));
+    }
+    let mut kinds = std::collections::HashSet::new();
+    for (i, rec) in m.supporting_records.iter().enumerate() {
+        if rec.kind.is_empty() {
+            findings.push(Finding::new(
+                Code::ManifestInvalid,
+                format!("supporting_records[{i}].kind is empty"),
+                at_manifest(),
+            ));
+        } else if rec.kind == m.skill_id {
+            findings.push(Finding::new(
+                Code::ManifestInvalid,
+                format!("supporting_records[{i}].kind {:?} equals the skill_id: a record Artifact would be confused with the primary result", rec.kind),
+                at_manifest(),
+            ).with_help("give the record kind its own name, such as \"<skill>-observation\""));
+        } else if !kinds.insert(rec.kind.as_str()) {
+            findings.push(Finding::new(
+                Code::ManifestInvalid,
+                format!("supporting_records[{i}].kind {:?} is declared twice; kinds must be unique within a skill", rec.kind),
+                at_manifest(),
+            ));
+        }
+    }
+
+    let mut sources: Vec<(Role, Option<String>, SchemaSource, String)> = vec![
+        (Role::Input, None, m.input.clone(), "input".into()),
+        (Role::Output, None, m.output.clone(), "output".into()),
+    ];
+    for (i, rec) in m.supporting_records.iter().enumerate() {
+        sources.push((
+            Role::Record,
+            Some(rec.kind.clone()),
+            rec.source(),
+            format!("supporting_records[{i}]"),
+        ));
+    }
+    let mut loaded = Vec::new();
+    for (role, kind, source, field) in sources {
+        match load_schema(ws, &skill, role, kind, &source, &field) {
+            Ok(l) => loaded.push(l),
+            Err(mut f) => findings.append(&mut f),
+        }
+    }
+    if !findings.is_empty() {
+        return (None, findings);
+    }
+
+    let interface = interface::assemble(
+        m,
+        loaded.iter().map(|l| l.reference.clone()).collect(),
+    );
+    for problem in interface::check_document(schema, &interface.document) {
+        findings.push(Finding::new(
+            Code::InterfaceInvalid,
+            format!(
+                "the assembled Skill Interface Document is invalid at {}: {}",
+                if problem.pointer.is_empty() { "/" } else { &problem.pointer },
+                problem.message
+            ),
+            at_manifest(),
+        ));
+    }
+    if !findings.is_empty() {
+        return (None, findings);
+    }
+    (
+        Some(CheckedSkill {
+            source: skill,
+            schemas: loaded,
+            interface,
+        }),
+        findings,
+    )
+}
+
+/// Read one role's schema and run the per-schema checks on it.
+fn load_schema(
+    ws: &Workspace,
+    skill: &SkillSource,
+    role: Role,
+    kind: Option<String>,
+    source: &SchemaSource,
+    field: &str,
+) -> Result<LoadedSchema, Vec<Finding>> {
+    let (real, display) =
+        workspace::resolve_schema_path(ws, skill, source, field).map_err(|f| vec![f])?;
+    let (value, file) = workspace::read_value(&real, &display, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH)
+        .map_err(|f| vec![f])?;
+    let dialect = source
+        .dialect
+        .clone()
+        .unwrap_or_else(|| DEFAULT_DIALECT.to_string());
+    if !(value.is_object() || value.is_boolean()) {
+        return Err(vec![Finding::new(
+            Code::SchemaInvalid,
+            "a JSON Schema must be an object or a boolean",
+            file.locate(""),
+        )]);
+    }
+    let reference = SchemaReference::new(
+        role,
+        kind,
+        source.schema_uri.clone(),
+        source.version,
+        dialect,
+        value,
+    );
+    Ok(LoadedSchema {
+        reference,
+        source: file,
+        field: field.to_string(),
+    })
+}
+
+/// Checks across skills: unique skill ids, and one content per schema_uri + version.
+fn cross_skill(skills: &[CheckedSkill]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut ids: BTreeMap<&str, &CheckedSkill> = BTreeMap::new();
+    for skill in skills {
+        let id = skill.interface.skill_id.as_str();
+        if let Some(first) = ids.get(id) {
+            findings.push(
+                Finding::new(
+                    Code::DuplicateSkill,
+                    format!(
+                        "skill_id {id:?} is already declared by {}; an Agent Card advertises one version per skill_id",
+                        first.source.manifest_path.display()
+                    ),
+                    Location::file(&skill.source.manifest_path),
+                )
+                .with_help("to serve two incompatible versions at once, give the new one a distinct skill_id"),
+            );
+        } else {
+            ids.insert(id, skill);
+        }
+    }
+    let mut by_identity: BTreeMap<(&str, String), &LoadedSchema> = BTreeMap::new();
+    let mut ordered: Vec<&LoadedSchema> = skills.iter().flat_map(|s| &s.schemas).collect();
+    ordered.sort_by(|a, b| a.source.display.cmp(&b.source.display));
+    for loaded in ordered {
+        let r = &loaded.reference;
+        let key = (r.schema_uri.as_str(), r.version.to_string());
+        match by_identity.get(&key) {
+            Some(first) if first.reference.digest != r.digest || first.reference.dialect != r.dialect => {
+                findings.push(
+                    Finding::new(
+                        Code::SchemaConflict,
+                        format!(
+                            "schema_uri {:?} version {} has different content here ({}) than in {} ({})",
+                            r.schema_uri,
+                            r.version,
+                            r.digest,
+                            first.source.display.display(),
+                            first.reference.digest
+                        ),
+                        Location::file(&loaded.source.display),
+                    )
+                    .with_help("a schema_uri + version names exactly one schema: give the changed schema a new version"),
+                );
+            }
+            Some(_) => {}
+            None => {
+                by_identity.insert(key, loaded);
+            }
+        }
+    }
+    findings
+}
+
+/// The extension advertisement and AgentSkill entries for checked skills.
+pub fn card_fragment(skills: &[CheckedSkill]) -> serde_json::Value {
+    let advertised: Vec<a2a::Advertised> = skills
+        .iter()
+        .map(|s| a2a::Advertised {
+            skill_id: s.interface.skill_id.clone(),
+            skill_version: s.interface.skill_version.to_string(),
+            interface_digest: s.interface.digest.to_string(),
+        })
+        .collect();
+    let entries: Vec<a2a_types::AgentSkill> = skills
+        .iter()
+        .map(|s| a2a::agent_skill(&s.interface.skill_id, &s.source.manifest.card))
+        .collect();
+    a2a::card_fragment(&a2a::extension(&advertised), &entries)
+}
+
+/// The outcome of a build.
+#[derive(Debug)]
+pub struct Built {
+    pub checked: Checked,
+    /// The bundle written, when every check passed.
+    pub bundle: Option<PathBuf>,
+}
+
+/// Check the workspace and, when every check passes, write the bundle into `out_dir`.
+pub fn build(root: &Path, out_dir: &Path) -> Built {
+    let mut checked = check(root);
+    if !checked.ok() {
+        return Built {
+            checked,
+            bundle: None,
+        };
+    }
+    let ws = checked.workspace.as_ref().expect("a checked workspace was opened");
+    // check() already verified the packaged schema; this only reads its digest.
+    let schema_digest: Digest = match InterfaceSchema::packaged() {
+        Ok(s) => s.digest().clone(),
+        Err(msg) => {
+            checked
+                .findings
+                .push(Finding::new(Code::InterfaceInvalid, msg, Location::default()));
+            return Built {
+                checked,
+                bundle: None,
+            };
+        }
+    };
+    let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
+    let contents = bundle::contents(
+        &ws.manifest.bundle.name,
+        &ws.manifest.bundle.version,
+        &schema_digest,
+        &interfaces,
+        &card_fragment(&checked.skills),
+    );
+    let dest = out_dir.join(ws.archive_name());
+    match bundle::write_atomically(&dest, &contents.files) {
+        Ok(path) => Built {
+            checked,
+            bundle: Some(path),
+        },
+        Err(e) => {
+            checked.findings.push(Finding::at_file(
+                Code::Io,
+                format!("cannot write the bundle: {e}"),
+                &dest,
+            ));
+            Built {
+                checked,
+                bundle: None,
+            }
+        }
+    }
+}

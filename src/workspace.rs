@@ -1,0 +1,340 @@
+//! Workspaces: finding the skills on disk and reading their sources.
+//!
+//! This is the only module of the pipeline that touches the filesystem on the input
+//! side. It turns a workspace directory into parsed manifests and strictly-read schema
+//! values, each remembering the file it came from (for locations in findings) and its
+//! source bytes (so a JSON pointer can be mapped back to line and column only when a
+//! finding needs it).
+
+use crate::finding::{Code, Finding, Location};
+use crate::manifest::{self, SchemaSource, SkillManifest, WorkspaceManifest};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The workspace manifest's file name.
+pub const WORKSPACE_FILE: &str = "skillbundle.yaml";
+/// A skill manifest's file name.
+pub const SKILL_FILE: &str = "skill.yaml";
+
+/// A workspace on disk: its root, how to name its files in findings, and its manifest.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    /// The directory as given (used to name files in findings, so they are clickable
+    /// relative to where the user ran the tool).
+    pub root: PathBuf,
+    pub manifest: WorkspaceManifest,
+    /// Skill directories, sorted.
+    pub skill_dirs: Vec<PathBuf>,
+}
+
+impl Workspace {
+    /// Open `root/skillbundle.yaml` and list the skill directories it selects.
+    pub fn open(root: &Path) -> Result<Workspace, Vec<Finding>> {
+        let path = root.join(WORKSPACE_FILE);
+        if !path.is_file() {
+            return Err(vec![Finding::at_file(
+                Code::Io,
+                format!("no {WORKSPACE_FILE} here: is {} a skillbundle workspace?", root.display()),
+                &path,
+            )
+            .with_help("run `skillbundle init` to create one")]);
+        }
+        let manifest: WorkspaceManifest = manifest::read(&path, &path).map_err(|f| vec![f])?;
+        let mut findings = Vec::new();
+        let name_ok = |s: &str| manifest::is_safe_name(s);
+        if !name_ok(&manifest.bundle.name) {
+            findings.push(Finding::at_file(
+                Code::ManifestInvalid,
+                format!(
+                    "bundle.name {:?} cannot name an archive: use letters, digits, '.', '_' and '-', starting with a letter or digit",
+                    manifest.bundle.name
+                ),
+                &path,
+            ));
+        }
+        if !name_ok(&manifest.bundle.version) {
+            findings.push(Finding::at_file(
+                Code::VersionInvalid,
+                format!(
+                    "bundle.version {:?} cannot name an archive: use letters, digits, '.', '_' and '-' (for example \"0.1.0\")",
+                    manifest.bundle.version
+                ),
+                &path,
+            ));
+        }
+        let skill_dirs = match &manifest.skills {
+            None => list_default_skills(root),
+            Some(patterns) => {
+                let mut dirs = Vec::new();
+                for pattern in patterns {
+                    match expand(root, pattern) {
+                        Ok(found) => dirs.extend(found),
+                        Err(msg) => findings.push(Finding::at_file(Code::PathInvalid, msg, &path)),
+                    }
+                }
+                dirs.sort();
+                dirs.dedup();
+                Ok(dirs)
+            }
+        };
+        let skill_dirs = match skill_dirs {
+            Ok(d) => d,
+            Err(f) => {
+                findings.push(f);
+                Vec::new()
+            }
+        };
+        if findings.is_empty() && skill_dirs.is_empty() {
+            findings.push(Finding::at_file(
+                Code::ManifestInvalid,
+                "the workspace has no skills: expected skills/<dir>/skill.yaml",
+                &path,
+            ));
+        }
+        if findings.is_empty() {
+            Ok(Workspace {
+                root: root.to_path_buf(),
+                manifest,
+                skill_dirs,
+            })
+        } else {
+            Err(findings)
+        }
+    }
+
+    /// The bundle's archive file name, `<name>-<version>.tar.gz`.
+    pub fn archive_name(&self) -> String {
+        format!(
+            "{}-{}.tar.gz",
+            self.manifest.bundle.name, self.manifest.bundle.version
+        )
+    }
+}
+
+fn list_default_skills(root: &Path) -> Result<Vec<PathBuf>, Finding> {
+    let skills = root.join("skills");
+    let entries = match std::fs::read_dir(&skills) {
+        Ok(e) => e,
+        Err(_) => return Ok(Vec::new()),
+    };
+    let mut dirs = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| {
+            Finding::at_file(Code::Io, format!("cannot list the skills directory: {e}"), &skills)
+        })?;
+        let dir = entry.path();
+        if dir.join(SKILL_FILE).is_file() {
+            dirs.push(dir);
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Expand one `skills:` entry: a relative directory path whose segments may use `*`.
+fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let p = Path::new(pattern);
+    if p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+        return Err(format!("skills entry {pattern:?} must be a relative path inside the workspace"));
+    }
+    let mut current = vec![root.to_path_buf()];
+    for segment in pattern.split('/').filter(|s| !s.is_empty() && *s != ".") {
+        let mut next = Vec::new();
+        for dir in &current {
+            if segment.contains('*') || segment.contains('?') {
+                let Ok(entries) = std::fs::read_dir(dir) else { continue };
+                for entry in entries.flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if glob_match(segment, &name) && entry.path().is_dir() {
+                        next.push(entry.path());
+                    }
+                }
+            } else {
+                next.push(dir.join(segment));
+            }
+        }
+        current = next;
+    }
+    let found: Vec<PathBuf> = current
+        .into_iter()
+        .filter(|d| d.join(SKILL_FILE).is_file())
+        .collect();
+    if found.is_empty() {
+        return Err(format!("skills entry {pattern:?} matches no directory with a {SKILL_FILE}"));
+    }
+    Ok(found)
+}
+
+/// `*` matches any run of characters, `?` one character.
+fn glob_match(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni, mut star, mut mark) = (0, 0, None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// The role a schema plays in a Skill Interface Document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Input,
+    Output,
+    Record,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::Record => "record",
+        }
+    }
+}
+
+/// A domain schema read from disk, with everything needed to report on it.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path shown in findings.
+    pub display: PathBuf,
+    /// The raw bytes (for mapping pointers to positions).
+    pub bytes: Arc<Vec<u8>>,
+    /// Authored as YAML (positions are then not mapped).
+    pub yaml: bool,
+}
+
+impl SourceFile {
+    /// A location for `pointer` inside this file, with line and column when known.
+    pub fn locate(&self, pointer: &str) -> Location {
+        let mut loc = Location::file(&self.display).with_pointer(pointer);
+        if !self.yaml {
+            if let Some((line, column)) = crate::json::locate(&self.bytes, pointer) {
+                loc = loc.with_position(line, column);
+            }
+        }
+        loc
+    }
+}
+
+/// Read a JSON (or YAML-authored) value under the I-JSON rules.
+///
+/// `max_bytes` bounds the file size before it is read into memory; `max_depth` bounds
+/// nesting.
+pub fn read_value(
+    real: &Path,
+    display: &Path,
+    max_bytes: u64,
+    max_depth: usize,
+) -> Result<(Value, SourceFile), Finding> {
+    let meta = std::fs::metadata(real)
+        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read: {e}"), display))?;
+    if meta.len() > max_bytes {
+        return Err(Finding::at_file(
+            Code::ResourceLimitExceeded,
+            "the file is larger than the configured size limit",
+            display,
+        )
+        .with_help("raise limits.max_schema_bytes / max_example_bytes in skillbundle.yaml if this size is intended"));
+    }
+    let bytes = std::fs::read(real)
+        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read: {e}"), display))?;
+    let yaml = matches!(
+        real.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    );
+    let value = if yaml {
+        let text = std::str::from_utf8(&bytes).map_err(|_| {
+            Finding::at_file(Code::JsonInvalid, "the YAML file is not UTF-8 text", display)
+        })?;
+        crate::yaml::to_json(text, max_depth)
+            .map_err(|e| manifest::yaml_finding(e, display, Code::JsonInvalid))?
+    } else {
+        crate::json::parse_with_depth(&bytes, max_depth).map_err(|e| {
+            let code = if e.limit {
+                Code::ResourceLimitExceeded
+            } else {
+                Code::JsonInvalid
+            };
+            Finding::new(
+                code,
+                e.message,
+                Location::file(display).with_position(e.line, e.column),
+            )
+        })?
+    };
+    Ok((
+        value,
+        SourceFile {
+            display: display.to_path_buf(),
+            bytes: Arc::new(bytes),
+            yaml,
+        },
+    ))
+}
+
+/// A skill's manifest as read, with where it lives.
+#[derive(Debug, Clone)]
+pub struct SkillSource {
+    pub dir: PathBuf,
+    pub manifest_path: PathBuf,
+    pub manifest: SkillManifest,
+}
+
+/// Read `dir/skill.yaml`.
+pub fn read_skill(dir: &Path) -> Result<SkillSource, Finding> {
+    let path = dir.join(SKILL_FILE);
+    let manifest: SkillManifest = manifest::read(&path, &path)?;
+    Ok(SkillSource {
+        dir: dir.to_path_buf(),
+        manifest_path: path,
+        manifest,
+    })
+}
+
+/// Resolve a manifest's `file:` for a schema, reporting a path finding on the manifest.
+pub fn resolve_schema_path(
+    workspace: &Workspace,
+    skill: &SkillSource,
+    source: &SchemaSource,
+    field: &str,
+) -> Result<(PathBuf, PathBuf), Finding> {
+    let real = manifest::resolve_inside(&workspace.root, &skill.dir, &source.file).map_err(|msg| {
+        Finding::new(
+            Code::PathInvalid,
+            format!("{field}.file: {msg}"),
+            Location::file(&skill.manifest_path),
+        )
+    })?;
+    Ok((real, skill.dir.join(&source.file)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*", "anything"));
+        assert!(glob_match("net-*", "net-a"));
+        assert!(!glob_match("net-*", "xnet-a"));
+        assert!(glob_match("a?c", "abc"));
+        assert!(glob_match("*x*", "abxcd"));
+        assert!(!glob_match("*x*", "abcd"));
+    }
+}
