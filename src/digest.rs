@@ -52,9 +52,9 @@ pub fn hex(bytes: &[u8]) -> String {
 impl FromStr for Digest {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let ok = s
-            .strip_prefix("sha256:")
-            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+        let ok = s.strip_prefix("sha256:").is_some_and(|h| {
+            h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        });
         if ok {
             Ok(Digest(s.to_string()))
         } else {
@@ -92,9 +92,15 @@ mod tests {
     #[test]
     fn digest_strings_are_strict() {
         assert!("sha256:".parse::<Digest>().is_err());
-        assert!(format!("sha256:{}", "A".repeat(64)).parse::<Digest>().is_err());
-        assert!(format!("sha512:{}", "a".repeat(64)).parse::<Digest>().is_err());
-        assert!(format!("sha256:{}", "a".repeat(64)).parse::<Digest>().is_ok());
+        assert!(format!("sha256:{}", "A".repeat(64))
+            .parse::<Digest>()
+            .is_err());
+        assert!(format!("sha512:{}", "a".repeat(64))
+            .parse::<Digest>()
+            .is_err());
+        assert!(format!("sha256:{}", "a".repeat(64))
+            .parse::<Digest>()
+            .is_ok());
     }
 
     #[test]

@@ -235,7 +235,7 @@ impl fmt::Display for Finding {
             }
             f.write_str(": ")?;
         }
-        write!(f, "{}[{}]: {}", "error", self.code, self.message)?;
+        write!(f, "error[{}]: {}", self.code, self.message)?;
         if let Some(p) = &self.location.pointer {
             write!(f, " (at {})", if p.is_empty() { "/" } else { p })?;
         }

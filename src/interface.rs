@@ -90,7 +90,12 @@ pub struct Interface {
 /// Assemble the document for one skill from its manifest and its schema references
 /// (input, output, then the records in manifest order).
 pub fn assemble(manifest: &SkillManifest, schemas: Vec<SchemaReference>) -> Interface {
-    let find = |role| schemas.iter().find(|s| s.role == role).map(SchemaReference::to_json);
+    let find = |role| {
+        schemas
+            .iter()
+            .find(|s| s.role == role)
+            .map(SchemaReference::to_json)
+    };
     let records: Vec<Value> = schemas
         .iter()
         .filter(|s| s.role == Role::Record)
@@ -204,10 +209,16 @@ pub fn schema_references(document: &Value) -> Vec<(String, &Value)> {
             out.push((format!("/{key}"), r));
         }
     }
-    if let Some(records) = document.get("supporting_record_schemas").and_then(Value::as_array) {
+    if let Some(records) = document
+        .get("supporting_record_schemas")
+        .and_then(Value::as_array)
+    {
         for (i, rec) in records.iter().enumerate() {
             if let Some(r) = rec.get("schema_reference") {
-                out.push((format!("/supporting_record_schemas/{i}/schema_reference"), r));
+                out.push((
+                    format!("/supporting_record_schemas/{i}/schema_reference"),
+                    r,
+                ));
             }
         }
     }

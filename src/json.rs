@@ -42,7 +42,11 @@ pub struct JsonError {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at line {} column {}", self.message, self.line, self.column)
+        write!(
+            f,
+            "{} at line {} column {}",
+            self.message, self.line, self.column
+        )
     }
 }
 
@@ -189,7 +193,10 @@ impl<'a> Parser<'a> {
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(_) => {
                 let c = self.text[self.pos..].chars().next().unwrap_or('?');
-                Err(self.error_at(self.pos, format!("unexpected character {c:?}, expected a value")))
+                Err(self.error_at(
+                    self.pos,
+                    format!("unexpected character {c:?}, expected a value"),
+                ))
             }
         }
     }
@@ -298,7 +305,8 @@ impl<'a> Parser<'a> {
             .get(self.pos..self.pos + 4)
             .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))
             .ok_or_else(|| self.error_at(self.pos, "expected four hex digits after \\u"))?;
-        let v = u16::from_str_radix(digits, 16).map_err(|_| self.error_at(self.pos, "bad \\u escape"))?;
+        let v = u16::from_str_radix(digits, 16)
+            .map_err(|_| self.error_at(self.pos, "bad \\u escape"))?;
         self.pos += 4;
         Ok(v)
     }
@@ -364,7 +372,9 @@ impl<'a> Parser<'a> {
                             };
                             out.push(c.ok_or_else(|| self.error_at(esc_pos, "bad \\u escape"))?);
                         }
-                        _ => return Err(self.error_at(esc_pos, "invalid escape sequence in string")),
+                        _ => {
+                            return Err(self.error_at(esc_pos, "invalid escape sequence in string"))
+                        }
                     }
                 }
                 Some(_) => {
@@ -512,7 +522,10 @@ mod tests {
         let e = parse(b"{\"a\":\n \"\xff\"}").unwrap_err();
         assert!(e.message.contains("UTF-8"));
         assert_eq!((e.line, e.column), (2, 3));
-        assert!(parse(b"\xef\xbb\xbf{}").unwrap_err().message.contains("byte order mark"));
+        assert!(parse(b"\xef\xbb\xbf{}")
+            .unwrap_err()
+            .message
+            .contains("byte order mark"));
     }
 
     #[test]
@@ -526,10 +539,18 @@ mod tests {
     fn refuses_numbers_outside_i_json() {
         assert!(err("9007199254740992").message.contains("2^53"));
         assert!(err("-9007199254740992").message.contains("2^53"));
-        assert!(err("123456789012345678901234567890").message.contains("2^53"));
+        assert!(err("123456789012345678901234567890")
+            .message
+            .contains("2^53"));
         assert!(err("1e400").message.contains("finite"));
-        assert_eq!(parse(b"9007199254740991").unwrap(), json!(9007199254740991i64));
-        assert_eq!(parse(b"-9007199254740991").unwrap(), json!(-9007199254740991i64));
+        assert_eq!(
+            parse(b"9007199254740991").unwrap(),
+            json!(9007199254740991i64)
+        );
+        assert_eq!(
+            parse(b"-9007199254740991").unwrap(),
+            json!(-9007199254740991i64)
+        );
         assert!(parse(b"NaN").is_err());
         assert!(parse(b"01").is_err());
         assert!(parse(b"1.").is_err());

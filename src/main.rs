@@ -41,7 +41,9 @@ enum FormatArg {
 #[derive(Subcommand)]
 enum Command {
     /// Check a workspace and write its bundle.
-    #[command(after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged.")]
+    #[command(
+        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
+    )]
     Build {
         /// The workspace directory (holds skillbundle.yaml).
         #[arg(default_value = ".")]
@@ -58,13 +60,17 @@ enum Command {
         workspace: PathBuf,
     },
     /// Show the skills, versions and digests in a bundle.
-    #[command(after_help = "Examples:\n  skillbundle inspect example-skills/dist/example-network-skills-0.1.0.tar.gz\n  skillbundle inspect --format json bundle.tar.gz | jq '.skills[].interface_digest'")]
+    #[command(
+        after_help = "Examples:\n  skillbundle inspect example-skills/dist/example-network-skills-0.1.0.tar.gz\n  skillbundle inspect --format json bundle.tar.gz | jq '.skills[].interface_digest'"
+    )]
     Inspect {
         /// The bundle (.tar.gz).
         bundle: PathBuf,
     },
     /// Print the schema digest (sha256 of the JCS bytes) of each JSON file.
-    #[command(after_help = "Example:\n  skillbundle digest skills/*/schemas/*.json\n\nThe digest is what a Schema Reference's `digest` member must carry for that schema.")]
+    #[command(
+        after_help = "Example:\n  skillbundle digest skills/*/schemas/*.json\n\nThe digest is what a Schema Reference's `digest` member must carry for that schema."
+    )]
     Digest {
         /// JSON files (YAML files are converted under the same rules).
         #[arg(required = true)]
@@ -102,14 +108,23 @@ fn skills_json(checked: &pipeline::Checked) -> Vec<Value> {
 
 fn check(format: Format, workspace: &Path) -> ExitCode {
     let checked = pipeline::check(workspace);
-    let doc = json!({"ok": checked.ok(), "skills": skills_json(&checked), "findings": checked.findings});
+    let doc =
+        json!({"ok": checked.ok(), "skills": skills_json(&checked), "findings": checked.findings});
     render::report(format, &checked.findings, &doc, || {
         let mut lines: Vec<String> = checked
             .skills
             .iter()
-            .map(|s| format!("  {} {} {}", s.interface.skill_id, s.interface.skill_version, s.interface.digest))
+            .map(|s| {
+                format!(
+                    "  {} {} {}",
+                    s.interface.skill_id, s.interface.skill_version, s.interface.digest
+                )
+            })
             .collect();
-        lines.insert(0, format!("checked {} skills: all checks passed", checked.skills.len()));
+        lines.insert(
+            0,
+            format!("checked {} skills: all checks passed", checked.skills.len()),
+        );
         lines
     })
 }
@@ -131,7 +146,10 @@ fn build(format: Format, workspace: &Path, out: Option<PathBuf>) -> ExitCode {
             checked.skills.len()
         )];
         lines.extend(checked.skills.iter().map(|s| {
-            format!("  {} {} {}", s.interface.skill_id, s.interface.skill_version, s.interface.digest)
+            format!(
+                "  {} {} {}",
+                s.interface.skill_id, s.interface.skill_version, s.interface.digest
+            )
         }));
         lines
     })
@@ -149,12 +167,19 @@ fn inspect(format: Format, path: &Path) -> ExitCode {
     let files = match bundle::archive::read(&bytes, bundle::archive::ReadLimits::default()) {
         Ok(f) => f,
         Err(e) => {
-            let code = if e.limit { Code::ResourceLimitExceeded } else { Code::BundleInvalid };
+            let code = if e.limit {
+                Code::ResourceLimitExceeded
+            } else {
+                Code::BundleInvalid
+            };
             return fail(code, e.message);
         }
     };
     let Some(manifest_bytes) = files.get(bundle::MANIFEST_PATH) else {
-        return fail(Code::BundleInvalid, "the archive has no manifest.json".into());
+        return fail(
+            Code::BundleInvalid,
+            "the archive has no manifest.json".into(),
+        );
     };
     let manifest = match skillbundle::json::parse(manifest_bytes) {
         Ok(m) => m,
@@ -165,7 +190,11 @@ fn inspect(format: Format, path: &Path) -> ExitCode {
         Format::Json => render::print_json(&summary),
         Format::Human => {
             let b = &summary["bundle"];
-            println!("{} {}", b["name"].as_str().unwrap_or("?"), b["version"].as_str().unwrap_or("?"));
+            println!(
+                "{} {}",
+                b["name"].as_str().unwrap_or("?"),
+                b["version"].as_str().unwrap_or("?")
+            );
             for s in summary["skills"].as_array().into_iter().flatten() {
                 println!(
                     "  {} {} {}",
@@ -195,7 +224,12 @@ fn digest(format: Format, files: &[PathBuf]) -> ExitCode {
     let mut findings = Vec::new();
     let mut digests = Vec::new();
     for file in files {
-        match skillbundle::workspace::read_value(file, file, u64::MAX, skillbundle::json::DEFAULT_MAX_DEPTH) {
+        match skillbundle::workspace::read_value(
+            file,
+            file,
+            u64::MAX,
+            skillbundle::json::DEFAULT_MAX_DEPTH,
+        ) {
             Ok((value, _)) => digests.push((file, skillbundle::digest::Digest::of_value(&value))),
             Err(f) => findings.push(f),
         }

@@ -139,7 +139,11 @@ pub fn read<T: serde::de::DeserializeOwned>(path: &Path, display: &Path) -> Resu
         Finding::at_file(Code::Io, format!("cannot read the manifest: {e}"), display)
     })?;
     let text = std::str::from_utf8(&bytes).map_err(|_| {
-        Finding::at_file(Code::ManifestInvalid, "the manifest is not UTF-8 text", display)
+        Finding::at_file(
+            Code::ManifestInvalid,
+            "the manifest is not UTF-8 text",
+            display,
+        )
     })?;
     crate::yaml::from_str(text).map_err(|e| yaml_finding(e, display, Code::ManifestInvalid))
 }
@@ -202,7 +206,8 @@ fn levenshtein(a: &str, b: &str) -> usize {
 pub fn is_safe_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 128
-        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
         && s.as_bytes()[0].is_ascii_alphanumeric()
 }
 
@@ -218,7 +223,9 @@ pub fn resolve_inside(root: &Path, base_dir: &Path, relative: &str) -> Result<Pa
         match c {
             Component::Normal(_) | Component::CurDir => {}
             Component::ParentDir => {
-                return Err(format!("{relative:?} uses `..`; paths must stay inside the workspace"))
+                return Err(format!(
+                    "{relative:?} uses `..`; paths must stay inside the workspace"
+                ))
             }
             Component::RootDir | Component::Prefix(_) => {
                 return Err(format!(
@@ -253,7 +260,10 @@ mod tests {
     #[test]
     fn suggests_close_names() {
         let fields = ["skill_id", "skill_version", "card", "input", "output"];
-        assert_eq!(did_you_mean("skill_verison", &fields), Some("skill_version"));
+        assert_eq!(
+            did_you_mean("skill_verison", &fields),
+            Some("skill_version")
+        );
         assert_eq!(did_you_mean("ouput", &fields), Some("output"));
         assert_eq!(did_you_mean("zzzzzzzz", &fields), None);
     }
@@ -276,8 +286,12 @@ mod tests {
         std::fs::write(root.join("skills/a/s.json"), "{}").unwrap();
         let base = root.join("skills/a");
         assert!(resolve_inside(root, &base, "s.json").is_ok());
-        assert!(resolve_inside(root, &base, "../a/s.json").unwrap_err().contains(".."));
-        assert!(resolve_inside(root, &base, "/etc/passwd").unwrap_err().contains("absolute"));
+        assert!(resolve_inside(root, &base, "../a/s.json")
+            .unwrap_err()
+            .contains(".."));
+        assert!(resolve_inside(root, &base, "/etc/passwd")
+            .unwrap_err()
+            .contains("absolute"));
         #[cfg(unix)]
         {
             let outside = tempfile::NamedTempFile::new().unwrap();

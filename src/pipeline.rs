@@ -73,7 +73,11 @@ pub fn check(root: &Path) -> Checked {
             return Checked {
                 workspace: Some(workspace),
                 skills: Vec::new(),
-                findings: vec![Finding::new(Code::InterfaceInvalid, msg, Location::default())],
+                findings: vec![Finding::new(
+                    Code::InterfaceInvalid,
+                    msg,
+                    Location::default(),
+                )],
             }
         }
     };
@@ -172,16 +176,17 @@ fn check_skill(
         return (None, findings);
     }
 
-    let interface = interface::assemble(
-        m,
-        loaded.iter().map(|l| l.reference.clone()).collect(),
-    );
+    let interface = interface::assemble(m, loaded.iter().map(|l| l.reference.clone()).collect());
     for problem in interface::check_document(schema, &interface.document) {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             format!(
                 "the assembled Skill Interface Document is invalid at {}: {}",
-                if problem.pointer.is_empty() { "/" } else { &problem.pointer },
+                if problem.pointer.is_empty() {
+                    "/"
+                } else {
+                    &problem.pointer
+                },
                 problem.message
             ),
             at_manifest(),
@@ -268,7 +273,9 @@ fn cross_skill(skills: &[CheckedSkill]) -> Vec<Finding> {
         let r = &loaded.reference;
         let key = (r.schema_uri.as_str(), r.version.to_string());
         match by_identity.get(&key) {
-            Some(first) if first.reference.digest != r.digest || first.reference.dialect != r.dialect => {
+            Some(first)
+                if first.reference.digest != r.digest || first.reference.dialect != r.dialect =>
+            {
                 findings.push(
                     Finding::new(
                         Code::SchemaConflict,
@@ -328,14 +335,19 @@ pub fn build(root: &Path, out_dir: &Path) -> Built {
             bundle: None,
         };
     }
-    let ws = checked.workspace.as_ref().expect("a checked workspace was opened");
+    let ws = checked
+        .workspace
+        .as_ref()
+        .expect("a checked workspace was opened");
     // check() already verified the packaged schema; this only reads its digest.
     let schema_digest: Digest = match InterfaceSchema::packaged() {
         Ok(s) => s.digest().clone(),
         Err(msg) => {
-            checked
-                .findings
-                .push(Finding::new(Code::InterfaceInvalid, msg, Location::default()));
+            checked.findings.push(Finding::new(
+                Code::InterfaceInvalid,
+                msg,
+                Location::default(),
+            ));
             return Built {
                 checked,
                 bundle: None,

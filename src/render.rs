@@ -30,7 +30,10 @@ pub fn human(f: &Finding) -> String {
         }
     }
     if let Some(p) = &f.location.pointer {
-        s.push_str(&format!("\n   = at: {}", if p.is_empty() { "/ (the root)" } else { p }));
+        s.push_str(&format!(
+            "\n   = at: {}",
+            if p.is_empty() { "/ (the root)" } else { p }
+        ));
     }
     if let Some(c) = f.condition {
         s.push_str(&format!("\n   = condition: {c}"));

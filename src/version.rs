@@ -46,9 +46,8 @@ impl fmt::Display for VersionError {
 impl std::error::Error for VersionError {}
 
 fn component(s: &str) -> Option<u64> {
-    let canonical = !s.is_empty()
-        && s.bytes().all(|b| b.is_ascii_digit())
-        && (s == "0" || !s.starts_with('0'));
+    let canonical =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
     if canonical {
         s.parse().ok()
     } else {
@@ -95,7 +94,8 @@ impl<'de> Deserialize<'de> for Version {
                 f.write_str("a quoted MAJOR.MINOR version string")
             }
             fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Version, E> {
-                s.parse().map_err(|e: VersionError| E::custom(format!("{ERROR_TAG}{e}")))
+                s.parse()
+                    .map_err(|e: VersionError| E::custom(format!("{ERROR_TAG}{e}")))
             }
             fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Version, E> {
                 Err(E::custom(format!(
@@ -113,7 +113,9 @@ impl<'de> Deserialize<'de> for Version {
                 )))
             }
             fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Version, E> {
-                Err(E::custom(format!("{ERROR_TAG}a boolean is not a version; write a quoted string such as \"1.0\"")))
+                Err(E::custom(format!(
+                    "{ERROR_TAG}a boolean is not a version; write a quoted string such as \"1.0\""
+                )))
             }
         }
         d.deserialize_any(V)
@@ -133,7 +135,10 @@ mod tests {
 
     #[test]
     fn refuses_non_canonical_versions() {
-        for bad in ["01.0", "1.00", "1", "1.0.0", "1.", ".1", "latest", "", "v1.0", "1.-1", "+1.0", "1.0 ", "１.0"] {
+        for bad in [
+            "01.0", "1.00", "1", "1.0.0", "1.", ".1", "latest", "", "v1.0", "1.-1", "+1.0", "1.0 ",
+            "１.0",
+        ] {
             assert!(bad.parse::<Version>().is_err(), "{bad:?} accepted");
         }
     }

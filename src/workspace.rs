@@ -35,7 +35,10 @@ impl Workspace {
         if !path.is_file() {
             return Err(vec![Finding::at_file(
                 Code::Io,
-                format!("no {WORKSPACE_FILE} here: is {} a skillbundle workspace?", root.display()),
+                format!(
+                    "no {WORKSPACE_FILE} here: is {} a skillbundle workspace?",
+                    root.display()
+                ),
                 &path,
             )
             .with_help("run `skillbundle init` to create one")]);
@@ -121,7 +124,11 @@ fn list_default_skills(root: &Path) -> Result<Vec<PathBuf>, Finding> {
     let mut dirs = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| {
-            Finding::at_file(Code::Io, format!("cannot list the skills directory: {e}"), &skills)
+            Finding::at_file(
+                Code::Io,
+                format!("cannot list the skills directory: {e}"),
+                &skills,
+            )
         })?;
         let dir = entry.path();
         if dir.join(SKILL_FILE).is_file() {
@@ -135,15 +142,22 @@ fn list_default_skills(root: &Path) -> Result<Vec<PathBuf>, Finding> {
 /// Expand one `skills:` entry: a relative directory path whose segments may use `*`.
 fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
     let p = Path::new(pattern);
-    if p.is_absolute() || p.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
-        return Err(format!("skills entry {pattern:?} must be a relative path inside the workspace"));
+    if p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(format!(
+            "skills entry {pattern:?} must be a relative path inside the workspace"
+        ));
     }
     let mut current = vec![root.to_path_buf()];
     for segment in pattern.split('/').filter(|s| !s.is_empty() && *s != ".") {
         let mut next = Vec::new();
         for dir in &current {
             if segment.contains('*') || segment.contains('?') {
-                let Ok(entries) = std::fs::read_dir(dir) else { continue };
+                let Ok(entries) = std::fs::read_dir(dir) else {
+                    continue;
+                };
                 for entry in entries.flatten() {
                     let name = entry.file_name().to_string_lossy().into_owned();
                     if glob_match(segment, &name) && entry.path().is_dir() {
@@ -161,7 +175,9 @@ fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
         .filter(|d| d.join(SKILL_FILE).is_file())
         .collect();
     if found.is_empty() {
-        return Err(format!("skills entry {pattern:?} matches no directory with a {SKILL_FILE}"));
+        return Err(format!(
+            "skills entry {pattern:?} matches no directory with a {SKILL_FILE}"
+        ));
     }
     Ok(found)
 }
@@ -260,7 +276,11 @@ pub fn read_value(
     );
     let value = if yaml {
         let text = std::str::from_utf8(&bytes).map_err(|_| {
-            Finding::at_file(Code::JsonInvalid, "the YAML file is not UTF-8 text", display)
+            Finding::at_file(
+                Code::JsonInvalid,
+                "the YAML file is not UTF-8 text",
+                display,
+            )
         })?;
         crate::yaml::to_json(text, max_depth)
             .map_err(|e| manifest::yaml_finding(e, display, Code::JsonInvalid))?
@@ -314,13 +334,14 @@ pub fn resolve_schema_path(
     source: &SchemaSource,
     field: &str,
 ) -> Result<(PathBuf, PathBuf), Finding> {
-    let real = manifest::resolve_inside(&workspace.root, &skill.dir, &source.file).map_err(|msg| {
-        Finding::new(
-            Code::PathInvalid,
-            format!("{field}.file: {msg}"),
-            Location::file(&skill.manifest_path),
-        )
-    })?;
+    let real =
+        manifest::resolve_inside(&workspace.root, &skill.dir, &source.file).map_err(|msg| {
+            Finding::new(
+                Code::PathInvalid,
+                format!("{field}.file: {msg}"),
+                Location::file(&skill.manifest_path),
+            )
+        })?;
     Ok((real, skill.dir.join(&source.file)))
 }
 

@@ -10,8 +10,8 @@
 use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::Deserializer;
 use serde_json::{Map, Number, Value};
-use serde_saphyr::options::{DuplicateKeyPolicy, MergeKeyPolicy};
 use serde_saphyr::options::AliasLimits;
+use serde_saphyr::options::{DuplicateKeyPolicy, MergeKeyPolicy};
 use serde_saphyr::{Budget, Error, Options};
 use std::fmt;
 
@@ -218,7 +218,11 @@ mod tests {
 
     #[test]
     fn converts_yaml_to_json() {
-        let v = to_json("type: object\nproperties:\n  a: {type: string, enum: [yes, no]}\n", 64).unwrap();
+        let v = to_json(
+            "type: object\nproperties:\n  a: {type: string, enum: [yes, no]}\n",
+            64,
+        )
+        .unwrap();
         assert_eq!(
             v,
             json!({"type": "object", "properties": {"a": {"type": "string", "enum": ["yes", "no"]}}})

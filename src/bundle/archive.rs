@@ -117,7 +117,9 @@ pub fn read(bytes: &[u8], limits: ReadLimits) -> Result<BTreeMap<String, Vec<u8>
         ));
     }
     if !decoder.into_inner().is_empty() {
-        return Err(ArchiveError::invalid("unexpected bytes after the gzip stream"));
+        return Err(ArchiveError::invalid(
+            "unexpected bytes after the gzip stream",
+        ));
     }
     let mut archive = tar::Archive::new(tar_bytes.as_slice());
     let mut files = BTreeMap::new();
@@ -128,7 +130,9 @@ pub fn read(bytes: &[u8], limits: ReadLimits) -> Result<BTreeMap<String, Vec<u8>
         let mut entry =
             entry.map_err(|e| ArchiveError::invalid(format!("not a valid tar archive: {e}")))?;
         if files.len() >= limits.max_entries {
-            return Err(ArchiveError::limit("the archive has more entries than the limit allows"));
+            return Err(ArchiveError::limit(
+                "the archive has more entries than the limit allows",
+            ));
         }
         let raw_path = entry.path_bytes().into_owned();
         let path = String::from_utf8(raw_path)
@@ -141,19 +145,28 @@ pub fn read(bytes: &[u8], limits: ReadLimits) -> Result<BTreeMap<String, Vec<u8>
             )));
         }
         check_path(&path)?;
-        let size = entry.header().size().map_err(|e| ArchiveError::invalid(e.to_string()))?;
+        let size = entry
+            .header()
+            .size()
+            .map_err(|e| ArchiveError::invalid(e.to_string()))?;
         if size > limits.max_entry_bytes {
-            return Err(ArchiveError::limit(format!("entry {path:?} is larger than the limit allows")));
+            return Err(ArchiveError::limit(format!(
+                "entry {path:?} is larger than the limit allows"
+            )));
         }
         let mut data = Vec::with_capacity(size as usize);
         entry
             .read_to_end(&mut data)
             .map_err(|e| ArchiveError::invalid(format!("entry {path:?} is truncated: {e}")))?;
         if data.len() as u64 != size {
-            return Err(ArchiveError::invalid(format!("entry {path:?} is truncated")));
+            return Err(ArchiveError::invalid(format!(
+                "entry {path:?} is truncated"
+            )));
         }
         if files.insert(path.clone(), data).is_some() {
-            return Err(ArchiveError::invalid(format!("entry {path:?} appears twice")));
+            return Err(ArchiveError::invalid(format!(
+                "entry {path:?} appears twice"
+            )));
         }
     }
     Ok(files)
@@ -178,7 +191,9 @@ fn check_path(path: &str) -> Result<(), ArchiveError> {
         || path.starts_with('/')
         || path.contains('\\')
         || path.contains('\0')
-        || path.split('/').any(|c| c.is_empty() || c == "." || c == "..");
+        || path
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..");
     if bad {
         Err(ArchiveError::invalid(format!(
             "entry path {path:?} is not a plain relative path (absolute, `..`, or empty components)"
@@ -267,7 +282,10 @@ mod tests {
         let mut gz = GzEncoder::new(Vec::new(), Compression::default());
         gz.write_all(&b.into_inner().unwrap()).unwrap();
         let dup = gz.finish().unwrap();
-        assert!(read(&dup, ReadLimits::default()).unwrap_err().message.contains("twice"));
+        assert!(read(&dup, ReadLimits::default())
+            .unwrap_err()
+            .message
+            .contains("twice"));
 
         let good = sample();
         assert!(read(&good[..good.len() - 5], ReadLimits::default()).is_err());

@@ -33,8 +33,7 @@ pub fn generator() -> String {
 /// Pretty JSON with members sorted (by way of the JCS order), so the bytes depend only
 /// on the value — never on hash-map iteration order.
 pub fn stable_pretty(value: &Value) -> Vec<u8> {
-    let sorted: Value =
-        serde_json::from_slice(&jcs(value)).expect("JCS output is valid JSON");
+    let sorted: Value = serde_json::from_slice(&jcs(value)).expect("JCS output is valid JSON");
     let mut out = serde_json::to_vec_pretty(&sorted).expect("a Value always serializes");
     out.push(b'\n');
     out
@@ -92,8 +91,14 @@ pub fn contents(
 /// Write `files` as a `.tar.gz` at `dest` atomically: into a temporary file in the same
 /// directory, flushed to disk, then renamed over `dest`. A failure at any point leaves
 /// whatever was at `dest` before untouched and no temporary file behind.
-pub fn write_atomically(dest: &Path, files: &BTreeMap<String, Vec<u8>>) -> std::io::Result<PathBuf> {
-    let dir = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+pub fn write_atomically(
+    dest: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> std::io::Result<PathBuf> {
+    let dir = dest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".skillbundle-")
