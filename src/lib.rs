@@ -1,4 +1,5 @@
 //! skillbundle: the release pipeline for schema-governed A2A skills.
 
 pub mod finding;
+pub mod jws;
 pub mod keys;
