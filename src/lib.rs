@@ -16,6 +16,8 @@ pub mod finding;
 pub mod interface;
 pub mod interface_schema;
 pub mod json;
+pub mod jws;
+pub mod keys;
 pub mod manifest;
 pub mod pipeline;
 pub mod pointer;
