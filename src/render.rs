@@ -2,9 +2,9 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde_json::Value;
-use std::path::Path;
 use skillbundle::finding::Finding;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -25,11 +25,13 @@ pub fn print_json(doc: &Value) {
 /// offending token underlined and the JSON pointer as its label.
 pub fn human(f: &Finding, styled: bool) -> String {
     let title = f.message.clone();
-    let pointer = f
-        .location
-        .pointer
-        .as_ref()
-        .map(|p| if p.is_empty() { "/ (the root)".to_string() } else { p.clone() });
+    let pointer = f.location.pointer.as_ref().map(|p| {
+        if p.is_empty() {
+            "/ (the root)".to_string()
+        } else {
+            p.clone()
+        }
+    });
     let source = f
         .location
         .file
@@ -76,12 +78,20 @@ pub fn human(f: &Finding, styled: bool) -> String {
     if let Some(h) = &f.help {
         group = group.element(Level::HELP.message(h.as_str()));
     }
-    let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
+    let renderer = if styled {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     renderer.render(&[group])
 }
 
 /// The text of `line` in `file` and the byte span of the token starting at `column`.
-fn source_line(file: &Path, line: usize, column: usize) -> Option<(String, std::ops::Range<usize>)> {
+fn source_line(
+    file: &Path,
+    line: usize,
+    column: usize,
+) -> Option<(String, std::ops::Range<usize>)> {
     let meta = std::fs::metadata(file).ok()?;
     if meta.len() > 64 * 1024 * 1024 {
         return None;
