@@ -1,3 +1,4 @@
 //! skillbundle: the release pipeline for schema-governed A2A skills.
 
 pub mod finding;
+pub mod schema;
