@@ -8,7 +8,37 @@
 //! carries only a JSON Pointer into that value, for the caller to map to file, line and
 //! column.
 
+pub mod closure;
 pub mod pointer;
+pub(crate) mod walk;
 
 /// The JSON Schema dialect interface version 1.0 supports (its meta-schema URI).
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use serde_json::{Map, Value};
+
+    /// `levels` objects nested under `keyword`, built without recursion (the `json!`
+    /// macro would serialize the inner value recursively).
+    pub(crate) fn nest(levels: usize, keyword: &str, innermost: Value) -> Value {
+        let mut value = innermost;
+        for _ in 0..levels {
+            let mut map = Map::new();
+            map.insert(keyword.to_owned(), value);
+            value = Value::Object(map);
+        }
+        value
+    }
+
+    /// Drop a deeply nested value on a thread with a large stack: dropping a
+    /// `serde_json::Value` recurses once per level.
+    pub(crate) fn drop_deep(value: Value) {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn(move || drop(value))
+            .expect("spawn a dropping thread")
+            .join()
+            .expect("drop a deep value");
+    }
+}
