@@ -9,6 +9,7 @@
 //! column.
 
 pub mod closure;
+pub mod dialect;
 pub mod pointer;
 pub(crate) mod walk;
 
