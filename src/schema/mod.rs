@@ -10,6 +10,7 @@
 
 pub mod closure;
 pub mod dialect;
+pub mod limits;
 pub mod pointer;
 pub(crate) mod walk;
 
@@ -30,6 +31,24 @@ pub(crate) mod test_util {
             value = Value::Object(map);
         }
         value
+    }
+
+    /// Owns a deeply nested value and drops it with [`drop_deep`], also when a test
+    /// panics (unwinding would otherwise overflow the test thread's stack).
+    pub(crate) struct Deep(pub(crate) Option<Value>);
+
+    impl Deep {
+        pub(crate) fn get(&self) -> &Value {
+            self.0.as_ref().expect("value present until drop")
+        }
+    }
+
+    impl Drop for Deep {
+        fn drop(&mut self) {
+            if let Some(value) = self.0.take() {
+                drop_deep(value);
+            }
+        }
     }
 
     /// Drop a deeply nested value on a thread with a large stack: dropping a
