@@ -7,11 +7,19 @@
 //! `&serde_json::Value` and returns [`Finding`](crate::finding::Finding)s whose location
 //! carries only a JSON Pointer into that value, for the caller to map to file, line and
 //! column.
+//!
+//! Order matters for hostile input. A caller checks a schema with
+//! [`limits::check_schema`] first, then [`dialect::check`], [`closure::check`] and
+//! [`validator::compile`] (which validates against the meta-schema before compiling).
+//! The limit, dialect and closure walks are iterative and safe on any nesting; compiling
+//! and meta-validating recurse, so [`validator`] refuses values nested deeper than
+//! [`validator::MAX_NESTING`] on its own.
 
 pub mod closure;
 pub mod dialect;
 pub mod limits;
 pub mod pointer;
+pub mod validator;
 pub(crate) mod walk;
 
 /// The JSON Schema dialect interface version 1.0 supports (its meta-schema URI).
