@@ -10,7 +10,7 @@
 //! at its `$ref` keyword.
 //!
 //! It implements the 2020-12 base-URI rules itself rather than asking the validator: walk
-//! the subschemas (see [`super::walk`]) keeping the base URI in effect (the root `$id` when
+//! the subschemas (see the `walk` module) keeping the base URI in effect (the root `$id` when
 //! present, otherwise [`ROOT_BASE_URI`]), record every resource (`$id`, resolved against
 //! its parent's base) and every anchor (`$anchor`, `$dynamicAnchor`) of each resource, then
 //! resolve each reference (RFC 3986, with the `referencing` crate's resolver) and check

@@ -6,7 +6,7 @@
 //! as much as to an agent: a few kilobytes of nesting can overflow the stack of a
 //! recursive compiler, and a reference cycle made only of `$ref`s never terminates
 //! evaluation. These checks run before anything that recurses, so every walk here is a
-//! loop over an explicit stack (see [`super::walk`]) and safe on a value nested 100,000
+//! loop over an explicit stack (see the `walk` module) and safe on a value nested 100,000
 //! levels deep.
 //!
 //! Limits come from the optional `limits:` block of `skillbundle.yaml`; every field has a
