@@ -35,7 +35,10 @@ pub struct Expectation {
 impl Expectation {
     fn matches(&self, d: &ValidationDetail) -> bool {
         self.keyword.as_deref().is_none_or(|k| k == d.keyword)
-            && self.instance_path.as_deref().is_none_or(|p| p == d.instance_path)
+            && self
+                .instance_path
+                .as_deref()
+                .is_none_or(|p| p == d.instance_path)
     }
 }
 
@@ -66,15 +69,28 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
     for (role_dir, role_path) in sorted_entries(&root) {
         match role_dir.as_str() {
             "input" | "output" => {
-                let role = if role_dir == "input" { Role::Input } else { Role::Output };
+                let role = if role_dir == "input" {
+                    Role::Input
+                } else {
+                    Role::Output
+                };
                 collect(&role_path, role, None, &mut examples, &mut findings);
             }
             "records" => {
                 for (kind, kind_path) in sorted_entries(&role_path) {
                     if !kind_path.is_dir() {
-                        findings.push(stray(&kind_path, "a file directly under examples/records/".into()));
+                        findings.push(stray(
+                            &kind_path,
+                            "a file directly under examples/records/".into(),
+                        ));
                     } else if kinds.contains(&kind.as_str()) {
-                        collect(&kind_path, Role::Record, Some(kind), &mut examples, &mut findings);
+                        collect(
+                            &kind_path,
+                            Role::Record,
+                            Some(kind),
+                            &mut examples,
+                            &mut findings,
+                        );
                     } else {
                         let mut f = Finding::at_file(
                             Code::FixtureFailed,
@@ -88,7 +104,10 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
                     }
                 }
             }
-            other => findings.push(stray(&role_path, format!("unexpected {other:?} under examples/"))),
+            other => findings.push(stray(
+                &role_path,
+                format!("unexpected {other:?} under examples/"),
+            )),
         }
     }
     (examples, findings)
@@ -118,13 +137,11 @@ fn collect(
             "valid" => true,
             "invalid" => false,
             _ => {
-                findings.push(
-                    Finding::at_file(
-                        Code::FixtureFailed,
-                        format!("unexpected {verdict:?}: example folders are named valid or invalid"),
-                        &verdict_path,
-                    ),
-                );
+                findings.push(Finding::at_file(
+                    Code::FixtureFailed,
+                    format!("unexpected {verdict:?}: example folders are named valid or invalid"),
+                    &verdict_path,
+                ));
                 continue;
             }
         };
@@ -157,11 +174,17 @@ fn collect(
 }
 
 /// Run one example against its compiled schema.
-pub fn run(example: &Example, validator: &Validator, max_bytes: u64, max_depth: usize) -> Vec<Finding> {
-    let (instance, source) = match workspace::read_value(&example.path, &example.path, max_bytes, max_depth) {
-        Ok(v) => v,
-        Err(f) => return vec![f],
-    };
+pub fn run(
+    example: &Example,
+    validator: &Validator,
+    max_bytes: u64,
+    max_depth: usize,
+) -> Vec<Finding> {
+    let (instance, source) =
+        match workspace::read_value(&example.path, &example.path, max_bytes, max_depth) {
+            Ok(v) => v,
+            Err(f) => return vec![f],
+        };
     let errors = validator.errors(&instance);
     let what = match &example.kind {
         Some(k) => format!("record kind {k:?}"),
@@ -191,12 +214,14 @@ pub fn run(example: &Example, validator: &Validator, max_bytes: u64, max_depth: 
         )
         .with_help("tighten the schema, or move the example to valid/ if it should be accepted")];
     }
-    let expect_path = example
-        .path
-        .with_file_name(format!(
-            "{}{EXPECT_SUFFIX}",
-            example.path.file_stem().unwrap_or_default().to_string_lossy()
-        ));
+    let expect_path = example.path.with_file_name(format!(
+        "{}{EXPECT_SUFFIX}",
+        example
+            .path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+    ));
     if !expect_path.is_file() {
         return Vec::new();
     }
@@ -222,10 +247,15 @@ pub fn run(example: &Example, validator: &Validator, max_bytes: u64, max_depth: 
         Code::FixtureFailed,
         format!(
             "this invalid example is rejected for another reason than {} pins: {}",
-            expect_path.file_name().unwrap_or_default().to_string_lossy(),
+            expect_path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy(),
             actual.join(", ")
         ),
         &example.path,
     )
-    .with_help("the example may no longer test what it was written for; fix it or update the expectation")]
+    .with_help(
+        "the example may no longer test what it was written for; fix it or update the expectation",
+    )]
 }

@@ -164,7 +164,10 @@ authority: {{default_mode: observe_only, approval_may_be_required: false}}
 /// Write a new workspace into `dir` (created if missing). Refuses, writing nothing, when
 /// any of the files already exists. Returns the files written.
 pub fn write(dir: &Path, skill_id: &str) -> Result<Vec<PathBuf>, InitError> {
-    if !crate::manifest::is_safe_name(skill_id) || skill_id.len() > 64 || skill_id == crate::interface::DESCRIBE_SKILL {
+    if !crate::manifest::is_safe_name(skill_id)
+        || skill_id.len() > 64
+        || skill_id == crate::interface::DESCRIBE_SKILL
+    {
         return Err(InitError::BadSkillId(skill_id.to_string()));
     }
     let name = dir

@@ -69,7 +69,10 @@ pub fn parse_with_depth(bytes: &[u8], max_depth: usize) -> Result<Value, JsonErr
 /// that of its value.
 pub fn locate(bytes: &[u8], pointer: &str) -> Option<(usize, usize)> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let target = crate::pointer::parse(pointer)?;
+    let target: Vec<String> = crate::pointer::tokens(pointer)?
+        .into_iter()
+        .map(|t| t.into_owned())
+        .collect();
     let mut p = Parser::new(text, usize::MAX, Some(target));
     let _ = p.document();
     p.found.map(|pos| line_col(text, pos))

@@ -12,7 +12,9 @@
 pub mod a2a;
 pub mod bundle;
 pub mod digest;
+pub mod examples;
 pub mod finding;
+pub mod init;
 pub mod interface;
 pub mod interface_schema;
 pub mod json;
@@ -21,6 +23,7 @@ pub mod keys;
 pub mod manifest;
 pub mod pipeline;
 pub mod pointer;
+pub mod schema;
 pub mod version;
 pub mod workspace;
 pub mod yaml;

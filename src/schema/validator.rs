@@ -1,0 +1,384 @@
+//! Compiling and running draft 2020-12 validators the way interface version 1.0 demands.
+//!
+//! `jsonschema` does the validating; this thin wrapper pins the choices the draft makes
+//! for us, so that no caller can forget one:
+//!
+//! - the dialect is draft 2020-12, whatever `$schema` says (the dialect check reports a
+//!   disagreeing `$schema` separately);
+//! - `format` is an assertion (version 1.0 requires it even though 2020-12 defaults to
+//!   annotation), and an unknown format name is a compile error instead of a silent pass;
+//! - nothing is ever retrieved: the crate is built without its HTTP and file resolvers and
+//!   the retriever refuses every URI ([`NoRetrieval`]). Only the meta-schemas bundled in
+//!   `jsonschema` are available — which is why the closure check must run first: it is
+//!   what forbids a `$ref` to the meta-schema URI;
+//! - `pattern` uses `fancy-regex` with a backtracking budget ([`BACKTRACK_LIMIT`]): plain
+//!   patterns such as `^(a+)+$` run on the linear-time `regex` engine anyway, and a pattern
+//!   that needs backtracking (look-around, back-references) fails its instance with a
+//!   `pattern` error once the budget is spent instead of running for minutes;
+//! - compilation, meta-validation and instance validation recurse, so values nested deeper
+//!   than [`MAX_NESTING`] are refused up front rather than overflowing the stack.
+//!
+//! Errors come back as plain data ([`ValidationDetail`], [`Finding`]), never printed.
+
+use super::limits::first_beyond_depth;
+use crate::finding::{Code, Finding, Location};
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{PatternOptions, Retrieve, Uri, ValidationError};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// Backtracking steps `fancy-regex` may take for one `pattern` match before giving up
+/// (its own default is 1,000,000). Exhausting it fails the instance.
+pub const BACKTRACK_LIMIT: usize = 100_000;
+
+/// Deepest nesting of JSON objects and arrays that is compiled, meta-validated or
+/// validated. A hard ceiling that protects the stack of the recursive validator whatever
+/// the configured [`Limits`](super::limits::Limits) say; it matches `serde_json`'s own
+/// default recursion limit.
+pub const MAX_NESTING: usize = 128;
+
+/// A retriever that refuses everything: interface version 1.0 forbids network and
+/// filesystem schema retrieval.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRetrieval;
+
+impl Retrieve for NoRetrieval {
+    fn retrieve(
+        &self,
+        uri: &Uri<String>,
+    ) -> Result<Value, Box<dyn std::error::Error + Send + Sync>> {
+        Err(format!("schema retrieval is disabled; `{uri}` is not inside the inline schema").into())
+    }
+}
+
+/// One reason an instance is invalid.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ValidationDetail {
+    /// JSON Pointer to the offending part of the instance.
+    pub instance_path: String,
+    /// The failing keyword's evaluation path from the schema root, through every `$ref`
+    /// taken (JSON Schema's "keywordLocation", e.g. `/properties/a/$ref/maxLength`). It
+    /// is always relative to the root, unlike a location inside an embedded resource.
+    pub schema_path: String,
+    /// The failing keyword, e.g. `required`, `format`, `pattern`.
+    pub keyword: String,
+    pub message: String,
+}
+
+/// A compiled schema.
+#[derive(Debug)]
+pub struct Validator {
+    inner: jsonschema::Validator,
+}
+
+fn options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false)
+        .with_retriever(NoRetrieval)
+        .with_pattern_options(PatternOptions::fancy_regex().backtrack_limit(BACKTRACK_LIMIT))
+}
+
+fn too_deep(what: &str, at: String) -> Finding {
+    Finding::new(
+        Code::ResourceLimitExceeded,
+        format!("{what} is nested too deeply to be evaluated safely"),
+        Location::default().with_pointer(at),
+    )
+}
+
+/// Compile `schema` as draft 2020-12 with the version 1.0 settings described above.
+///
+/// On failure, every meta-schema violation is returned ([`Code::SchemaInvalid`]) or else
+/// the compiler's error: an unknown `format`, an invalid `pattern` ([`Code::SchemaInvalid`],
+/// at the keyword), or a reference it cannot resolve ([`Code::RefUnresolved`]; the closure
+/// check reports those better). Values nested deeper than [`MAX_NESTING`] give
+/// [`Code::ResourceLimitExceeded`].
+pub fn compile(schema: &Value) -> Result<Validator, Vec<Finding>> {
+    if let Some(at) = first_beyond_depth(schema, MAX_NESTING) {
+        return Err(vec![too_deep("the schema", at)]);
+    }
+    let meta = metaschema_errors(schema);
+    if !meta.is_empty() {
+        return Err(meta);
+    }
+    options()
+        .build(schema)
+        .map(|inner| Validator { inner })
+        .map_err(|error| vec![compile_finding(&error)])
+}
+
+fn compile_finding(error: &ValidationError<'_>) -> Finding {
+    let path = error.instance_path().as_str();
+    let code = match error.kind() {
+        ValidationErrorKind::Referencing(_) => Code::RefUnresolved,
+        _ => Code::SchemaInvalid,
+    };
+    let mut location = Location::default();
+    if !path.is_empty() || code != Code::RefUnresolved {
+        location = location.with_pointer(path);
+    }
+    Finding::new(
+        code,
+        format!("the schema does not compile: {error}"),
+        location,
+    )
+}
+
+impl Validator {
+    /// Every reason `instance` is invalid; empty when it is valid. An instance nested
+    /// deeper than [`MAX_NESTING`] is not evaluated and gets one detail saying so (with an
+    /// empty keyword), so it is never accepted.
+    pub fn errors(&self, instance: &Value) -> Vec<ValidationDetail> {
+        if let Some(at) = first_beyond_depth(instance, MAX_NESTING) {
+            return vec![ValidationDetail {
+                instance_path: at,
+                schema_path: String::new(),
+                keyword: String::new(),
+                message: "the instance is nested too deeply to be evaluated safely".into(),
+            }];
+        }
+        self.inner
+            .iter_errors(instance)
+            .map(|error| ValidationDetail {
+                instance_path: error.instance_path().as_str().to_owned(),
+                schema_path: error.evaluation_path().as_str().to_owned(),
+                keyword: error.kind().keyword().to_owned(),
+                message: error.to_string(),
+            })
+            .collect()
+    }
+
+    /// Whether `instance` is valid (the same verdict as `errors(instance).is_empty()`).
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        first_beyond_depth(instance, MAX_NESTING).is_none() && self.inner.is_valid(instance)
+    }
+}
+
+/// Validate `schema` against the draft 2020-12 meta-schema bundled in `jsonschema` (no
+/// retrieval): one [`Code::SchemaInvalid`] finding per distinct violation, pointing into
+/// `schema`. Values nested deeper than [`MAX_NESTING`] give
+/// [`Code::ResourceLimitExceeded`] instead.
+pub fn metaschema_errors(schema: &Value) -> Vec<Finding> {
+    if let Some(at) = first_beyond_depth(schema, MAX_NESTING) {
+        return vec![too_deep("the schema", at)];
+    }
+    let meta = jsonschema::draft202012::meta::validator();
+    let mut seen = HashSet::new();
+    let mut findings = Vec::new();
+    for error in meta.iter_errors(schema) {
+        let pointer = error.instance_path().as_str().to_owned();
+        let message = format!("not a valid draft 2020-12 schema: {error}");
+        if seen.insert((pointer.clone(), message.clone())) {
+            findings.push(Finding::new(
+                Code::SchemaInvalid,
+                message,
+                Location::default().with_pointer(pointer),
+            ));
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::test_util::{nest, Deep};
+    use serde_json::json;
+    use std::time::{Duration, Instant};
+
+    fn compiled(schema: Value) -> Validator {
+        compile(&schema).unwrap_or_else(|f| panic!("{schema}: {f:#?}"))
+    }
+
+    fn compile_err(schema: Value) -> Vec<Finding> {
+        match compile(&schema) {
+            Ok(_) => panic!("{schema} compiled"),
+            Err(findings) => findings,
+        }
+    }
+
+    #[test]
+    fn format_is_an_assertion() {
+        let v = compiled(json!({"properties": {"at": {"format": "date-time"}}}));
+        assert!(v.is_valid(&json!({"at": "2026-08-11T12:00:01Z"})));
+        let errors = v.errors(&json!({"at": "yesterday"}));
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].instance_path, "/at");
+        assert_eq!(errors[0].schema_path, "/properties/at/format");
+        assert_eq!(errors[0].keyword, "format");
+        for (format, bad) in [
+            ("email", "nope"),
+            ("ipv4", "256.0.0.1"),
+            ("uuid", "not-a-uuid"),
+            ("uri", "no scheme"),
+            ("date", "2026-13-01"),
+            ("regex", "(("),
+            ("duration", "P"),
+        ] {
+            let v = compiled(json!({"format": format}));
+            assert!(!v.is_valid(&json!(bad)), "{format} accepted {bad}");
+            assert!(v.is_valid(&json!(42)), "format applies to strings only");
+        }
+    }
+
+    #[test]
+    fn unknown_format_is_rejected_at_compile_time() {
+        let findings = compile_err(json!({"properties": {"a/b": {"format": "no-such-format"}}}));
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].code, Code::SchemaInvalid);
+        assert_eq!(
+            findings[0].location.pointer.as_deref(),
+            Some("/properties/a~1b/format")
+        );
+        assert!(findings[0].message.contains("no-such-format"));
+    }
+
+    #[test]
+    fn nothing_is_retrieved() {
+        for uri in [
+            "http://example.com/x.json",
+            "file:///etc/passwd",
+            "urn:example:x",
+        ] {
+            let findings = compile_err(json!({"properties": {"a": {"$ref": uri}}}));
+            assert_eq!(findings[0].code, Code::RefUnresolved, "{uri}");
+            assert!(
+                findings[0].message.contains("retriev"),
+                "{}",
+                findings[0].message
+            );
+        }
+        assert!(NoRetrieval
+            .retrieve(&Uri::parse("https://example.com/".to_owned()).unwrap())
+            .is_err());
+    }
+
+    #[test]
+    fn every_error_is_reported_with_escaped_paths() {
+        let v = compiled(json!({
+            "type": "object",
+            "required": ["id"],
+            "properties": {"a/b~": {"type": "string"}, "n": {"minimum": 3}},
+            "$defs": {"s": {"maxLength": 2}},
+            "additionalProperties": {"$ref": "#/$defs/s"}
+        }));
+        let errors = v.errors(&json!({"a/b~": 1, "n": 1, "extra": "long"}));
+        let mut got: Vec<_> = errors
+            .iter()
+            .map(|e| {
+                (
+                    e.instance_path.as_str(),
+                    e.keyword.as_str(),
+                    e.schema_path.as_str(),
+                )
+            })
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                ("", "required", "/required"),
+                ("/a~1b~0", "type", "/properties/a~1b~0/type"),
+                (
+                    "/extra",
+                    "maxLength",
+                    "/additionalProperties/$ref/maxLength"
+                ),
+                ("/n", "minimum", "/properties/n/minimum"),
+            ]
+        );
+        assert!(v.errors(&json!({"id": 1})).is_empty());
+    }
+
+    #[test]
+    fn dialect_is_pinned_to_2020_12() {
+        // Under draft-07 an array `items` would be valid; 2020-12 rejects it.
+        let findings = compile_err(json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "items": [{}]
+        }));
+        assert_eq!(findings[0].code, Code::SchemaInvalid);
+        assert_eq!(findings[0].location.pointer.as_deref(), Some("/items"));
+    }
+
+    #[test]
+    fn invalid_pattern_is_a_schema_error() {
+        let findings = compile_err(json!({"properties": {"a": {"pattern": "(("}}}));
+        assert_eq!(findings[0].code, Code::SchemaInvalid);
+        assert_eq!(
+            findings[0].location.pointer.as_deref(),
+            Some("/properties/a/pattern")
+        );
+    }
+
+    #[test]
+    fn catastrophic_patterns_finish_fast() {
+        let evil = json!(format!("{}!", "a".repeat(68)));
+        // No look-around: runs on the linear-time engine and simply does not match.
+        let plain = compiled(json!({"pattern": "^(a+)+$"}));
+        let start = Instant::now();
+        let errors = plain.errors(&evil);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].keyword, "pattern");
+        // Look-around forces backtracking; the budget turns it into an error.
+        let fancy = compiled(json!({"pattern": "^(a|a)*(?!x)$"}));
+        let errors = fancy.errors(&evil);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].keyword, "pattern");
+        assert!(
+            errors[0].message.contains("backtracking"),
+            "{}",
+            errors[0].message
+        );
+        assert!(!fancy.is_valid(&evil));
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn metaschema_errors_are_located_and_deduplicated() {
+        assert!(metaschema_errors(&json!({"type": "object"})).is_empty());
+        assert!(metaschema_errors(&json!(true)).is_empty());
+        let findings = metaschema_errors(&json!({
+            "type": 3,
+            "properties": {"a": {"minimum": "x"}},
+            "$id": "urn:x#frag"
+        }));
+        let mut pointers: Vec<_> = findings
+            .iter()
+            .inspect(|f| assert_eq!(f.code, Code::SchemaInvalid))
+            .map(|f| f.location.pointer.clone().unwrap())
+            .collect();
+        pointers.sort();
+        assert_eq!(pointers, ["/$id", "/properties/a/minimum", "/type"]);
+        assert!(metaschema_errors(&json!(3))[0].location.pointer == Some(String::new()));
+        // compile reports all of them too.
+        assert_eq!(compile_err(json!({"type": 3, "minimum": "x"})).len(), 2);
+    }
+
+    #[test]
+    fn deep_values_are_refused_not_overflowed() {
+        let deep = Deep(Some(nest(10_000, "not", json!({}))));
+        let findings = compile(deep.get()).expect_err("too deep to compile");
+        assert_eq!(findings[0].code, Code::ResourceLimitExceeded);
+        assert_eq!(
+            metaschema_errors(deep.get())[0].code,
+            Code::ResourceLimitExceeded
+        );
+        let v = compiled(json!({"items": {"$ref": "#"}}));
+        let instance = Deep(Some(nest(10_000, "a", json!(1))));
+        let errors = v.errors(instance.get());
+        assert_eq!(errors.len(), 1);
+        assert!(!v.is_valid(instance.get()));
+        // Just inside the ceiling is evaluated.
+        let inside = nest(MAX_NESTING - 1, "a", json!(1));
+        assert!(compiled(json!({"type": "object"}))
+            .errors(&inside)
+            .is_empty());
+    }
+}

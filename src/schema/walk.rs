@@ -1,0 +1,262 @@
+//! An iterative walk over the subschemas of a draft 2020-12 schema.
+//!
+//! The closure, dialect and limit checks all need "every place in this value that is a
+//! schema" — and only those places: a `$ref` inside an `enum`, `const`, `default` or
+//! `examples` value, or inside an unknown keyword, is data, not a reference. The keyword
+//! table below is the one the `referencing` crate (used by `jsonschema`) walks for
+//! draft 2020-12, so these checks see exactly the subschemas the validator will.
+//!
+//! The walk keeps an explicit stack and an arena of nodes that point at their parent
+//! instead of carrying a pointer string each: a hostile schema nested 100,000 levels deep
+//! costs memory linear in its size, never the call stack, and a node's JSON Pointer is
+//! only built when a finding needs it.
+
+use crate::pointer;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// Keywords whose value is one subschema.
+pub(crate) const SINGLE: &[&str] = &[
+    "additionalProperties",
+    "contains",
+    "contentSchema",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+/// Keywords whose value is an array of subschemas.
+pub(crate) const ARRAY: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+/// Keywords whose value is an object whose member values are subschemas.
+pub(crate) const OBJECT: &[&str] = &[
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "patternProperties",
+    "properties",
+];
+
+/// How a node is reached from its parent.
+#[derive(Debug, Clone)]
+enum Step<'a> {
+    /// A walk root, with its full pointer from the document root.
+    Root(String),
+    /// `parent/keyword`
+    Keyword(&'a str),
+    /// `parent/keyword/member`
+    Member(&'a str, &'a str),
+    /// `parent/keyword/index`
+    Item(&'a str, usize),
+}
+
+#[derive(Debug)]
+pub(crate) struct Node<'a> {
+    pub(crate) value: &'a Value,
+    pub(crate) parent: Option<usize>,
+    /// Schema nesting: 0 for a walk root.
+    pub(crate) depth: usize,
+    step: Step<'a>,
+}
+
+/// The subschemas of a schema value, in document (pre-)order. A node's parent always has
+/// a smaller index than the node.
+#[derive(Debug, Default)]
+pub(crate) struct SchemaTree<'a> {
+    pub(crate) nodes: Vec<Node<'a>>,
+    by_address: HashMap<*const Value, usize>,
+}
+
+impl<'a> SchemaTree<'a> {
+    /// Walk `root` and every subschema below it.
+    pub(crate) fn new(root: &'a Value) -> Self {
+        let mut tree = SchemaTree::default();
+        tree.add_root(root, String::new(), None);
+        tree
+    }
+
+    /// Walk `value` (found at `pointer` in the document) as a schema too, skipping
+    /// anything already walked. Returns the index of its node. `parent` is recorded for
+    /// nodes that a reference reached outside the ordinary keyword positions.
+    pub(crate) fn add_root(
+        &mut self,
+        value: &'a Value,
+        pointer: String,
+        parent: Option<usize>,
+    ) -> usize {
+        if let Some(&index) = self.by_address.get(&(value as *const Value)) {
+            return index;
+        }
+        let depth = parent.map_or(0, |p| self.nodes[p].depth + 1);
+        let first = self.nodes.len();
+        // Pending nodes, created when popped so that indices follow document order.
+        let mut stack = vec![(value, parent, depth, Step::Root(pointer))];
+        let mut children = Vec::new();
+        while let Some((value, parent, depth, step)) = stack.pop() {
+            if self.by_address.contains_key(&(value as *const Value)) {
+                continue;
+            }
+            let index = self.push(value, parent, depth, step);
+            let Value::Object(map) = value else {
+                continue;
+            };
+            children.clear();
+            for (key, child) in map {
+                let key = key.as_str();
+                if SINGLE.contains(&key) {
+                    children.push((child, Step::Keyword(key)));
+                } else if ARRAY.contains(&key) {
+                    if let Value::Array(items) = child {
+                        for (i, item) in items.iter().enumerate() {
+                            children.push((item, Step::Item(key, i)));
+                        }
+                    }
+                } else if OBJECT.contains(&key) {
+                    if let Value::Object(members) = child {
+                        for (name, member) in members {
+                            children.push((member, Step::Member(key, name.as_str())));
+                        }
+                    }
+                }
+            }
+            stack.extend(
+                children
+                    .drain(..)
+                    .rev()
+                    .map(|(child, step)| (child, Some(index), depth + 1, step)),
+            );
+        }
+        first
+    }
+
+    fn push(
+        &mut self,
+        value: &'a Value,
+        parent: Option<usize>,
+        depth: usize,
+        step: Step<'a>,
+    ) -> usize {
+        let index = self.nodes.len();
+        self.nodes.push(Node {
+            value,
+            parent,
+            depth,
+            step,
+        });
+        self.by_address.insert(value as *const Value, index);
+        index
+    }
+
+    /// The node for this exact value (by address), if it was walked.
+    pub(crate) fn index_of(&self, value: &Value) -> Option<usize> {
+        self.by_address.get(&(value as *const Value)).copied()
+    }
+
+    /// The JSON Pointer of a node, escaped.
+    pub(crate) fn pointer(&self, index: usize) -> String {
+        let mut steps = Vec::new();
+        let mut current = Some(index);
+        let mut prefix = "";
+        while let Some(i) = current {
+            let node = &self.nodes[i];
+            if let Step::Root(root) = &node.step {
+                prefix = root;
+                break;
+            }
+            steps.push(&node.step);
+            current = node.parent;
+        }
+        let mut out = prefix.to_owned();
+        for step in steps.iter().rev() {
+            match step {
+                Step::Root(_) => {}
+                Step::Keyword(k) => pointer::push(&mut out, k),
+                Step::Member(k, m) => {
+                    pointer::push(&mut out, k);
+                    pointer::push(&mut out, m);
+                }
+                Step::Item(k, i) => {
+                    pointer::push(&mut out, k);
+                    out.push('/');
+                    out.push_str(&i.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The pointer of keyword `keyword` inside node `index`.
+    pub(crate) fn keyword_pointer(&self, index: usize, keyword: &str) -> String {
+        pointer::child(&self.pointer(index), keyword)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pointers(value: &Value) -> Vec<String> {
+        let tree = SchemaTree::new(value);
+        (0..tree.len()).map(|i| tree.pointer(i)).collect()
+    }
+
+    #[test]
+    fn walks_schema_positions_in_document_order() {
+        let schema = json!({
+            "properties": {"a/b": {"items": true}, "c": {}},
+            "allOf": [{"not": {}}, false],
+            "$defs": {"d": {"patternProperties": {"^x": {}}}},
+            "enum": [{"$ref": "#/nope"}],
+            "const": {"properties": {"z": {}}},
+            "x-unknown": {"properties": {"y": {}}},
+            "dependentRequired": {"a": ["b"]}
+        });
+        assert_eq!(
+            pointers(&schema),
+            [
+                "",
+                "/properties/a~1b",
+                "/properties/a~1b/items",
+                "/properties/c",
+                "/allOf/0",
+                "/allOf/0/not",
+                "/allOf/1",
+                "/$defs/d",
+                "/$defs/d/patternProperties/^x",
+            ]
+        );
+    }
+
+    #[test]
+    fn add_root_walks_unknown_keyword_once() {
+        let schema = json!({"x": {"properties": {"y": {}}}, "properties": {"p": {}}});
+        let mut tree = SchemaTree::new(&schema);
+        assert_eq!(tree.len(), 2);
+        let x = &schema["x"];
+        let index = tree.add_root(x, "/x".into(), Some(0));
+        assert_eq!(tree.pointer(index), "/x");
+        assert_eq!(tree.pointer(tree.len() - 1), "/x/properties/y");
+        assert_eq!(tree.add_root(x, "/x".into(), Some(0)), index);
+        assert_eq!(tree.len(), 4);
+    }
+
+    #[test]
+    fn deep_nesting_does_not_recurse() {
+        // 10,000 levels: the walk is a loop over an explicit stack.
+        let value = crate::schema::test_util::nest(10_000, "not", json!({}));
+        let tree = SchemaTree::new(&value);
+        assert_eq!(tree.len(), 10_001);
+        assert_eq!(tree.nodes[10_000].depth, 10_000);
+        assert!(tree.pointer(3).starts_with("/not/not/not"));
+        drop(tree);
+        crate::schema::test_util::drop_deep(value);
+    }
+}
