@@ -40,6 +40,18 @@ enum FormatArg {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Create a new workspace with one complete skill that passes `check` and `build`.
+    #[command(
+        after_help = "Examples:\n  skillbundle init my-skills\n  skillbundle init . --skill check_reachability\n\nExisting files are never overwritten: if any file of the scaffold exists, nothing is written."
+    )]
+    Init {
+        /// The directory to create the workspace in (created if missing).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// The skill_id of the first skill.
+        #[arg(long, default_value = "check_reachability")]
+        skill: String,
+    },
     /// Check a workspace and write its bundle.
     #[command(
         after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
@@ -85,6 +97,7 @@ fn main() -> ExitCode {
         FormatArg::Json => Format::Json,
     };
     match cli.command {
+        Command::Init { dir, skill } => init(format, &dir, &skill),
         Command::Build { workspace, out } => build(format, &workspace, out),
         Command::Check { workspace } => check(format, &workspace),
         Command::Inspect { bundle } => inspect(format, &bundle),
@@ -245,4 +258,32 @@ fn digest(format: Format, files: &[PathBuf]) -> ExitCode {
             .map(|(f, d)| format!("{d}  {}", f.display()))
             .collect()
     })
+}
+
+fn init(format: Format, dir: &Path, skill: &str) -> ExitCode {
+    match skillbundle::init::write(dir, skill) {
+        Ok(written) => {
+            let doc = json!({"ok": true, "written": written});
+            render::report(format, &[], &doc, || {
+                let mut lines = vec![format!(
+                    "created a workspace in {} with skill {skill}:",
+                    dir.display()
+                )];
+                lines.extend(written.iter().map(|p| format!("  {}", p.display())));
+                lines.push(format!(
+                    "next: skillbundle check {0} && skillbundle build {0}",
+                    dir.display()
+                ));
+                lines
+            })
+        }
+        Err(e) => {
+            let code = match e {
+                skillbundle::init::InitError::Io(..) => Code::Io,
+                _ => Code::PathInvalid,
+            };
+            let f = vec![Finding::new(code, e.to_string(), Location::file(dir))];
+            render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new)
+        }
+    }
 }

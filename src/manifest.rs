@@ -23,6 +23,9 @@ pub struct WorkspaceManifest {
     /// Default: every `skills/*` directory that holds a `skill.yaml`.
     #[serde(default)]
     pub skills: Option<Vec<String>>,
+    /// Resource limits; omitted members keep their defaults.
+    #[serde(default)]
+    pub limits: crate::schema::limits::Limits,
     /// A base A2A AgentCard (JSON object) that `card` output merges into.
     #[serde(default)]
     pub agent_card: Option<serde_json::Value>,

@@ -9,30 +9,30 @@
 use crate::a2a;
 use crate::bundle;
 use crate::digest::Digest;
+use crate::examples;
 use crate::finding::{self, Code, Finding, Location};
 use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
+use crate::schema::{closure, dialect, limits, validator};
 use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Size and nesting bounds for schema files read by the pipeline.
-const MAX_SCHEMA_BYTES: u64 = 1024 * 1024;
-const MAX_SCHEMA_DEPTH: usize = 64;
-
-/// A schema as loaded for one role of one skill.
-#[derive(Debug, Clone)]
+/// A schema as loaded for one role of one skill, checked and compiled.
+#[derive(Debug)]
 pub struct LoadedSchema {
     pub reference: SchemaReference,
     pub source: SourceFile,
     /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
     pub field: String,
+    /// The compiled validator (format asserted, retrieval impossible), built once.
+    pub validator: validator::Validator,
 }
 
 /// One skill that passed every per-skill check.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CheckedSkill {
     pub source: SkillSource,
     pub schemas: Vec<LoadedSchema>,
@@ -175,6 +175,7 @@ fn check_skill(
     if !findings.is_empty() {
         return (None, findings);
     }
+    findings.extend(run_examples(ws, &skill, &loaded));
 
     let interface = interface::assemble(m, loaded.iter().map(|l| l.reference.clone()).collect());
     for problem in interface::check_document(schema, &interface.document) {
@@ -216,8 +217,10 @@ fn load_schema(
 ) -> Result<LoadedSchema, Vec<Finding>> {
     let (real, display) =
         workspace::resolve_schema_path(ws, skill, source, field).map_err(|f| vec![f])?;
-    let (value, file) = workspace::read_value(&real, &display, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH)
-        .map_err(|f| vec![f])?;
+    let limits = &ws.manifest.limits;
+    let (value, file) =
+        workspace::read_value(&real, &display, limits.max_schema_bytes, limits.max_depth)
+            .map_err(|f| vec![f])?;
     let dialect = source
         .dialect
         .clone()
@@ -229,6 +232,32 @@ fn load_schema(
             file.locate(""),
         )]);
     }
+    // Cheap, bounded checks first: limits, then dialect and inline-ref closure (which
+    // must run before compiling: the validator would otherwise resolve a reference to
+    // its bundled meta-schema). Compiling validates against the meta-schema.
+    let locate = |findings: Vec<Finding>| -> Vec<Finding> {
+        findings
+            .into_iter()
+            .map(|mut f| {
+                let pointer = f.location.pointer.take();
+                f.location = match pointer {
+                    Some(p) => file.locate(&p),
+                    None => Location::file(&skill.manifest_path),
+                };
+                f
+            })
+            .collect()
+    };
+    let over = limits::check_schema(&value, limits);
+    if !over.is_empty() {
+        return Err(locate(over));
+    }
+    let mut problems = dialect::check(&value, &dialect);
+    problems.extend(closure::check(&value));
+    if !problems.is_empty() {
+        return Err(locate(problems));
+    }
+    let validator = validator::compile(&value).map_err(locate)?;
     let reference = SchemaReference::new(
         role,
         kind,
@@ -241,7 +270,32 @@ fn load_schema(
         reference,
         source: file,
         field: field.to_string(),
+        validator,
     })
+}
+
+/// Run every example of a skill against its compiled schemas.
+fn run_examples(ws: &Workspace, skill: &SkillSource, loaded: &[LoadedSchema]) -> Vec<Finding> {
+    let kinds: Vec<&str> = loaded
+        .iter()
+        .filter_map(|l| l.reference.kind.as_deref())
+        .collect();
+    let (found, mut findings) = examples::discover(&skill.dir, &kinds);
+    let limits = &ws.manifest.limits;
+    for example in &found {
+        let schema = loaded
+            .iter()
+            .find(|l| l.reference.role == example.role && l.reference.kind == example.kind);
+        if let Some(schema) = schema {
+            findings.extend(examples::run(
+                example,
+                &schema.validator,
+                limits.max_example_bytes,
+                limits.max_depth,
+            ));
+        }
+    }
+    findings
 }
 
 /// Checks across skills: unique skill ids, and one content per schema_uri + version.

@@ -88,6 +88,9 @@ impl Workspace {
                 Vec::new()
             }
         };
+        if let Some(over) = exceeds_size(root, manifest.limits.max_workspace_bytes) {
+            findings.push(over);
+        }
         if findings.is_empty() && skill_dirs.is_empty() {
             findings.push(Finding::at_file(
                 Code::ManifestInvalid,
@@ -113,6 +116,32 @@ impl Workspace {
             self.manifest.bundle.name, self.manifest.bundle.version
         )
     }
+}
+
+/// The workspace's files, summed without following links and skipping build output
+/// (`dist/`) and version-control folders, must stay within the configured bound.
+fn exceeds_size(root: &Path, max: u64) -> Option<Finding> {
+    let mut total: u64 = 0;
+    let walk = walkdir::WalkDir::new(root).follow_links(false).into_iter();
+    let skip = |e: &walkdir::DirEntry| {
+        e.depth() == 1 && matches!(e.file_name().to_str(), Some("dist" | ".git"))
+    };
+    for entry in walk.filter_entry(|e| !skip(e)).flatten() {
+        if entry.file_type().is_file() {
+            total = total.saturating_add(entry.metadata().map_or(0, |m| m.len()));
+            if total > max {
+                return Some(
+                    Finding::at_file(
+                        Code::ResourceLimitExceeded,
+                        "the workspace is larger than the configured size limit",
+                        root,
+                    )
+                    .with_help("raise limits.max_workspace_bytes in skillbundle.yaml if this size is intended"),
+                );
+            }
+        }
+    }
+    None
 }
 
 fn list_default_skills(root: &Path) -> Result<Vec<PathBuf>, Finding> {

@@ -461,6 +461,7 @@ fn one_schema_identity_with_two_contents_is_schema_conflict() {
                     "skill_id: evaluate_variant",
                 )
             });
+            std::fs::remove_dir_all(ws.join("skills/zz_variant/examples")).unwrap();
             // Same schema_uri + version as the original input schema, different content.
             write(
                 &ws.join("skills/zz_variant/schemas/input.json"),
