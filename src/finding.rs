@@ -115,6 +115,38 @@ impl Code {
         }
     }
 
+    /// A one-line description, as in the README's error-code table.
+    pub fn description(self) -> &'static str {
+        match self {
+            Code::ManifestInvalid => {
+                "a manifest is malformed, has an unknown field, or a name unfit for a file"
+            }
+            Code::VersionInvalid => "a version is not a canonical, quoted MAJOR.MINOR string",
+            Code::JsonInvalid => "a JSON or YAML-authored value breaks the I-JSON rules",
+            Code::PathInvalid => "a path leaves the workspace or is not a regular file",
+            Code::SchemaInvalid => "a domain schema breaks a JSON Schema rule",
+            Code::RefUnresolved => "a $ref/$dynamicRef target does not exist in the inline schema",
+            Code::RefExternal => "a $ref/$dynamicRef points outside the inline schema",
+            Code::DialectMismatch => "$schema or an embedded resource selects another dialect",
+            Code::FixtureFailed => "an example did not give the verdict its directory promises",
+            Code::SchemaConflict => "one schema_uri + version carries two different contents",
+            Code::DuplicateSkill => {
+                "two skills share a skill_id, or a skill uses the reserved describe_skill"
+            }
+            Code::ImmutabilityViolation => "a recorded version's content changed",
+            Code::VersionNotIncreased => "a new version is not higher than the recorded ones",
+            Code::IncompatibleChange => "a breaking change without a MAJOR version step",
+            Code::ResourceLimitExceeded => "an input exceeds a resource limit",
+            Code::LockOutdated => "--locked and the lock file would change",
+            Code::BundleInvalid => "a bundle archive is malformed or breaks the layout",
+            Code::DigestMismatch => "a file or schema digest differs from the one declared",
+            Code::SignatureInvalid => "a signature is malformed or does not verify",
+            Code::UntrustedKey => "no signature by a trusted key",
+            Code::InterfaceInvalid => "a Skill Interface Document fails validation",
+            Code::Io => "a file could not be read or written (exit status 2)",
+        }
+    }
+
     /// The draft's machine-readable condition this finding implies, where it defines one.
     ///
     /// Anything wrong with a domain schema or the document built from it makes the Skill

@@ -6,7 +6,7 @@
 
 mod render;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use render::Format;
 use serde_json::{json, Value};
 use skillbundle::finding::{Code, Finding, Location};
@@ -25,17 +25,13 @@ digests it with RFC 8785 (JCS) + SHA-256, and writes a reproducible bundle that 
     after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
 )]
 struct Cli {
-    /// Output format: `human` for people, `json` for one machine-readable document on stdout.
-    #[arg(long, value_enum, default_value_t = FormatArg::Human, global = true)]
-    format: FormatArg,
+    /// Output format: `human` for people; `json` for one machine-readable document on
+    /// stdout; `github` for GitHub Actions annotations on the pull request's lines; `sarif`
+    /// (2.1.0) for code scanning.
+    #[arg(long, value_enum, default_value_t = Format::Human, global = true)]
+    format: Format,
     #[command(subcommand)]
     command: Command,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
-    Human,
-    Json,
 }
 
 #[derive(Subcommand)]
@@ -92,10 +88,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let format = match cli.format {
-        FormatArg::Human => Format::Human,
-        FormatArg::Json => Format::Json,
-    };
+    let format = cli.format;
     match cli.command {
         Command::Init { dir, skill } => init(format, &dir, &skill),
         Command::Build { workspace, out } => build(format, &workspace, out),
@@ -201,7 +194,7 @@ fn inspect(format: Format, path: &Path) -> ExitCode {
     let summary = bundle::summary(&manifest);
     match format {
         Format::Json => render::print_json(&summary),
-        Format::Human => {
+        Format::Human | Format::Github | Format::Sarif => {
             let b = &summary["bundle"];
             println!(
                 "{} {}",

@@ -7,10 +7,17 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// How a run is reported.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// Diagnostics for people, with source snippets (stderr) and results (stdout).
     Human,
+    /// One JSON document on stdout with every finding.
     Json,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`) on stdout.
+    Github,
+    /// A SARIF 2.1.0 log on stdout, for code scanning.
+    Sarif,
 }
 
 /// Print a JSON document on stdout.
@@ -148,6 +155,18 @@ pub fn report(
 ) -> ExitCode {
     match format {
         Format::Json => print_json(doc),
+        Format::Sarif => print_json(&sarif(findings)),
+        Format::Github => {
+            let mut out = std::io::stdout().lock();
+            for f in findings {
+                let _ = writeln!(out, "{}", github(f));
+            }
+            if findings.is_empty() {
+                for line in success() {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
         Format::Human => {
             if findings.is_empty() {
                 let mut out = std::io::stdout().lock();
@@ -176,4 +195,113 @@ pub fn report(
 pub fn use_color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
+}
+
+/// Escape workflow-command data (`%`, CR, LF) and, for properties, also `:` and `,`.
+fn gh_escape(s: &str, property: bool) -> String {
+    let mut out = s
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
+    if property {
+        out = out.replace(':', "%3A").replace(',', "%2C");
+    }
+    out
+}
+
+/// One finding as a GitHub Actions `::error` workflow command, so it shows on the pull
+/// request's line. The JSON pointer and the help go into the message.
+pub fn github(f: &Finding) -> String {
+    let mut props = Vec::new();
+    if let Some(file) = &f.location.file {
+        let file = file.to_string_lossy();
+        let file = file.strip_prefix("./").unwrap_or(&file);
+        props.push(format!("file={}", gh_escape(file, true)));
+        if let Some(l) = f.location.line {
+            props.push(format!("line={l}"));
+        }
+        if let Some(c) = f.location.column {
+            props.push(format!("col={c}"));
+        }
+    }
+    props.push(format!("title={}", gh_escape(f.code.as_str(), true)));
+    let mut message = f.message.clone();
+    if let Some(p) = &f.location.pointer {
+        message.push_str(&format!(" (at {})", if p.is_empty() { "/" } else { p }));
+    }
+    if let Some(h) = &f.help {
+        message.push_str(&format!("\nhelp: {h}"));
+    }
+    format!(
+        "::error {}::{}",
+        props.join(","),
+        gh_escape(&message, false)
+    )
+}
+
+/// Findings as a SARIF 2.1.0 log: one rule per code, one result per finding.
+pub fn sarif(findings: &[Finding]) -> Value {
+    let mut codes: Vec<_> = findings.iter().map(|f| f.code).collect();
+    codes.sort();
+    codes.dedup();
+    let rules: Vec<Value> = codes
+        .iter()
+        .map(|c| {
+            serde_json::json!({
+                "id": c.as_str(),
+                "name": c.as_str(),
+                "shortDescription": {"text": c.description()},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            let mut result = serde_json::json!({
+                "ruleId": f.code.as_str(),
+                "ruleIndex": codes.iter().position(|c| *c == f.code),
+                "level": "error",
+                "message": {"text": match &f.help {
+                    Some(h) => format!("{} (help: {h})", f.message),
+                    None => f.message.clone(),
+                }},
+            });
+            if let Some(file) = &f.location.file {
+                let uri = file.to_string_lossy().replace('\\', "/");
+                let uri = uri.strip_prefix("./").unwrap_or(&uri).to_string();
+                let mut physical = serde_json::json!({"artifactLocation": {"uri": uri}});
+                if let Some(line) = f.location.line {
+                    let mut region = serde_json::json!({"startLine": line});
+                    if let Some(col) = f.location.column {
+                        region["startColumn"] = serde_json::json!(col);
+                    }
+                    physical["region"] = region;
+                }
+                result["locations"] = serde_json::json!([{"physicalLocation": physical}]);
+            }
+            let mut props = serde_json::Map::new();
+            if let Some(p) = &f.location.pointer {
+                props.insert("pointer".into(), serde_json::json!(p));
+            }
+            if let Some(c) = f.condition {
+                props.insert("condition".into(), serde_json::json!(c));
+            }
+            if !props.is_empty() {
+                result["properties"] = Value::Object(props);
+            }
+            result
+        })
+        .collect();
+    serde_json::json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "skillbundle",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+        }],
+    })
 }
