@@ -4,12 +4,16 @@
 //! into text (human or JSON) and exit statuses: 0 all good, 1 the input failed a check,
 //! 2 usage or I/O error.
 
+// Findings travel on cold error paths only, as in the library.
+#![allow(clippy::result_large_err)]
+
 mod render;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use render::Format;
 use serde_json::{json, Value};
 use skillbundle::finding::{Code, Finding, Location};
+use skillbundle::keys::SigningKeyPair;
 use skillbundle::{bundle, pipeline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,7 +26,7 @@ use std::process::ExitCode;
     long_about = "skillbundle reads per-skill YAML manifests and JSON Schemas, checks them strictly, \
 assembles one Skill Interface Document per skill (draft \"schema interfaces\", interface version 1.0), \
 digests it with RFC 8785 (JCS) + SHA-256, and writes a reproducible bundle that agents load at start-up.",
-    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
+    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle keygen --out keys/release     make a signing key pair\n  skillbundle build example-skills --sign-key keys/release.key\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
 )]
 struct Cli {
     /// Output format: `human` for people, `json` for one machine-readable document on stdout.
@@ -42,7 +46,7 @@ enum FormatArg {
 enum Command {
     /// Check a workspace and write its bundle.
     #[command(
-        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
+        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic. Nothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
     )]
     Build {
         /// The workspace directory (holds skillbundle.yaml).
@@ -51,6 +55,10 @@ enum Command {
         /// Where to write `<name>-<version>.tar.gz` [default: WORKSPACE/dist].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Sign manifest.json with this Ed25519 private key (PKCS#8 PEM). Repeat the flag
+        /// to sign with several keys, e.g. the old and the new one during a rotation.
+        #[arg(long = "sign-key", value_name = "FILE", value_parser = signing_key)]
+        sign_key: Vec<SigningKeyPair>,
     },
     /// Run every check `build` runs, and write nothing.
     #[command(after_help = "Example:\n  skillbundle check example-skills")]
@@ -76,6 +84,25 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Generate an Ed25519 signing key pair.
+    #[command(
+        after_help = "Examples:\n  skillbundle keygen --out keys/release          writes keys/release.key and keys/release.jwk.json\n  skillbundle keygen --out keys/release --pem    also writes keys/release.pub.pem\n\nThe private key (PREFIX.key, PKCS#8 PEM that OpenSSL reads, mode 0600) signs bundles: keep it secret.\nThe public JWK (PREFIX.jwk.json, kid = RFC 7638 thumbprint) is what agents trust with --trust.\nExisting files are never replaced without --force."
+    )]
+    Keygen {
+        /// Path prefix of the files to write.
+        #[arg(long, value_name = "PREFIX")]
+        out: PathBuf,
+        /// Also write the public key as SPKI PEM (PREFIX.pub.pem).
+        #[arg(long)]
+        pem: bool,
+        /// Replace existing key files.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+fn signing_key(path: &str) -> Result<SigningKeyPair, String> {
+    SigningKeyPair::read_pem_file(Path::new(path)).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -85,10 +112,15 @@ fn main() -> ExitCode {
         FormatArg::Json => Format::Json,
     };
     match cli.command {
-        Command::Build { workspace, out } => build(format, &workspace, out),
+        Command::Build {
+            workspace,
+            out,
+            sign_key,
+        } => build(format, &workspace, out, sign_key),
         Command::Check { workspace } => check(format, &workspace),
         Command::Inspect { bundle } => inspect(format, &bundle),
         Command::Digest { files } => digest(format, &files),
+        Command::Keygen { out, pem, force } => keygen(format, &out, pem, force),
     }
 }
 
@@ -129,21 +161,36 @@ fn check(format: Format, workspace: &Path) -> ExitCode {
     })
 }
 
-fn build(format: Format, workspace: &Path, out: Option<PathBuf>) -> ExitCode {
+fn build(
+    format: Format,
+    workspace: &Path,
+    out: Option<PathBuf>,
+    sign_keys: Vec<SigningKeyPair>,
+) -> ExitCode {
     let out = out.unwrap_or_else(|| workspace.join("dist"));
-    let built = pipeline::build(workspace, &out);
+    let signed_by: Vec<String> = sign_keys
+        .iter()
+        .map(|k| k.public_key().kid().to_string())
+        .collect();
+    let built = pipeline::build(workspace, &out, &pipeline::BuildOptions { sign_keys });
     let checked = &built.checked;
     let doc = json!({
         "ok": checked.ok() && built.bundle.is_some(),
         "bundle": built.bundle,
+        "signed_by": signed_by,
         "skills": skills_json(checked),
         "findings": checked.findings,
     });
     render::report(format, &checked.findings, &doc, || {
         let mut lines = vec![format!(
-            "built {} ({} skills)",
+            "built {} ({} skills, {})",
             built.bundle.as_deref().unwrap_or(Path::new("?")).display(),
-            checked.skills.len()
+            checked.skills.len(),
+            if signed_by.is_empty() {
+                "unsigned".to_string()
+            } else {
+                format!("signed by {}", signed_by.join(", "))
+            }
         )];
         lines.extend(checked.skills.iter().map(|s| {
             format!(
@@ -244,5 +291,43 @@ fn digest(format: Format, files: &[PathBuf]) -> ExitCode {
             .iter()
             .map(|(f, d)| format!("{d}  {}", f.display()))
             .collect()
+    })
+}
+
+fn keygen(format: Format, prefix: &Path, pem: bool, force: bool) -> ExitCode {
+    if let Some(dir) = prefix.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            let f = vec![Finding::at_file(
+                Code::Io,
+                format!("cannot create the directory: {e}"),
+                dir,
+            )];
+            return render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new);
+        }
+    }
+    let written = SigningKeyPair::generate().and_then(|key| {
+        let files = skillbundle::keys::write_key_files(prefix, &key, pem, force)?;
+        Ok((key.public_key(), files))
+    });
+    let (public, files) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            let f = vec![Finding::at_file(Code::Io, e.to_string(), prefix)];
+            return render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new);
+        }
+    };
+    let doc = json!({"ok": true, "kid": public.kid(), "files": files, "findings": []});
+    render::report(format, &[], &doc, || {
+        let mut lines = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let what = match i {
+                0 => "private key: keep it secret; sign with `build --sign-key`",
+                1 => "public key (JWK): give it to agents for `--trust`",
+                _ => "public key (SPKI PEM)",
+            };
+            lines.push(format!("wrote {}  ({what})", f.display()));
+        }
+        lines.push(format!("kid {}", public.kid()));
+        lines
     })
 }

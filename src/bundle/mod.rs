@@ -6,6 +6,7 @@
 //! every Schema Reference's identity and digest, and the digest of every other file.
 
 pub mod archive;
+pub mod sign;
 
 use crate::digest::{jcs, Digest};
 use crate::interface::Interface;
