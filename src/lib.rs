@@ -10,6 +10,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod a2a;
+pub mod agent;
 pub mod bundle;
 pub mod condition;
 pub mod digest;
