@@ -56,6 +56,8 @@ pub enum Code {
     UntrustedKey,
     /// A Skill Interface Document fails validation (draft condition `interface_invalid`).
     InterfaceInvalid,
+    /// A base Agent Card is not an A2A 1.0 AgentCard or cannot take the bundle's fragment.
+    CardInvalid,
     /// A file could not be read or written (exit status 2).
     Io,
 }
@@ -84,6 +86,7 @@ impl Code {
         Code::SignatureInvalid,
         Code::UntrustedKey,
         Code::InterfaceInvalid,
+        Code::CardInvalid,
         Code::Io,
     ];
 
@@ -111,6 +114,7 @@ impl Code {
             Code::SignatureInvalid => "signature_invalid",
             Code::UntrustedKey => "untrusted_key",
             Code::InterfaceInvalid => "interface_invalid",
+            Code::CardInvalid => "card_invalid",
             Code::Io => "io_error",
         }
     }
@@ -143,6 +147,9 @@ impl Code {
             Code::SignatureInvalid => "a signature is malformed or does not verify",
             Code::UntrustedKey => "no signature by a trusted key",
             Code::InterfaceInvalid => "a Skill Interface Document fails validation",
+            Code::CardInvalid => {
+                "a --base Agent Card is not an A2A 1.0 AgentCard, or already has the extension"
+            }
             Code::Io => "a file could not be read or written (exit status 2)",
         }
     }

@@ -5,12 +5,20 @@
 //! skill (draft "schema interfaces", interface version 1.0) and writes a reproducible
 //! bundle. It never prints: every check returns [`finding::Finding`]s, and the
 //! `skillbundle` binary decides how to show them.
+//!
+//! The agent side is in the same crate: [`bundle::Bundle::open`] verifies and loads a
+//! bundle, [`agent`] serves it (Agent Card entries, describe_skill, invocation checks
+//! returning the draft's [`condition::ErrorObject`]s), and [`client`] has what a client
+//! agent checks on a describe_skill response and before composing two skills.
 
 // Findings travel on cold error paths only; boxing them would cost clarity, not speed.
 #![allow(clippy::result_large_err)]
 
 pub mod a2a;
+pub mod agent;
 pub mod bundle;
+pub mod client;
+pub mod condition;
 pub mod digest;
 pub mod examples;
 pub mod finding;

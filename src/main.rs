@@ -4,13 +4,19 @@
 //! into text (human or JSON) and exit statuses: 0 all good, 1 the input failed a check,
 //! 2 usage or I/O error.
 
+// Findings travel on cold error paths only, as in the library.
+#![allow(clippy::result_large_err)]
+
 mod render;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use render::Format;
 use serde_json::{json, Value};
+use skillbundle::agent::Request;
+use skillbundle::bundle::{Bundle, SignatureStatus, TrustedKeys};
 use skillbundle::finding::{Code, Finding, Location};
-use skillbundle::{bundle, pipeline};
+use skillbundle::keys::{PublicKey, SigningKeyPair};
+use skillbundle::{a2a, bundle, pipeline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,7 +28,7 @@ use std::process::ExitCode;
     long_about = "skillbundle reads per-skill YAML manifests and JSON Schemas, checks them strictly, \
 assembles one Skill Interface Document per skill (draft \"schema interfaces\", interface version 1.0), \
 digests it with RFC 8785 (JCS) + SHA-256, and writes a reproducible bundle that agents load at start-up.",
-    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
+    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle keygen --out keys/release     make a signing key pair\n  skillbundle build example-skills --sign-key keys/release.key\n  skillbundle verify dist/bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
 )]
 struct Cli {
     /// Output format: `human` for people; `json` for one machine-readable document on
@@ -50,7 +56,7 @@ enum Command {
     },
     /// Check a workspace and write its bundle.
     #[command(
-        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
+        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic. Nothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
     )]
     Build {
         /// The workspace directory (holds skillbundle.yaml).
@@ -59,6 +65,10 @@ enum Command {
         /// Where to write `<name>-<version>.tar.gz` [default: WORKSPACE/dist].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Sign manifest.json with this Ed25519 private key (PKCS#8 PEM). Repeat the flag
+        /// to sign with several keys, e.g. the old and the new one during a rotation.
+        #[arg(long = "sign-key", value_name = "FILE", value_parser = signing_key)]
+        sign_key: Vec<SigningKeyPair>,
     },
     /// Run every check `build` runs, and write nothing.
     #[command(after_help = "Example:\n  skillbundle check example-skills")]
@@ -84,6 +94,96 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Generate an Ed25519 signing key pair.
+    #[command(
+        after_help = "Examples:\n  skillbundle keygen --out keys/release          writes keys/release.key and keys/release.jwk.json\n  skillbundle keygen --out keys/release --pem    also writes keys/release.pub.pem\n\nThe private key (PREFIX.key, PKCS#8 PEM that OpenSSL reads, mode 0600) signs bundles: keep it secret.\nThe public JWK (PREFIX.jwk.json, kid = RFC 7638 thumbprint) is what agents trust with --trust.\nExisting files are never replaced without --force."
+    )]
+    Keygen {
+        /// Path prefix of the files to write.
+        #[arg(long, value_name = "PREFIX")]
+        out: PathBuf,
+        /// Also write the public key as SPKI PEM (PREFIX.pub.pem).
+        #[arg(long)]
+        pem: bool,
+        /// Replace existing key files.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Verify a bundle as an agent loads it: signatures, digests, documents, validators.
+    #[command(
+        after_help = "Examples:\n  skillbundle verify dist/example-network-skills-0.1.0.tar.gz --trust keys/release.jwk.json\n  skillbundle verify bundle.tar.gz --trust old.jwk.json --trust new.jwk.json\n  skillbundle verify bundle.tar.gz --allow-unsigned      (development only: says the bundle is unsigned)\n\nAny failure refuses the whole bundle (exit status 1) with bundle_invalid, digest_mismatch,\nsignature_invalid, untrusted_key, interface_invalid or resource_limit_exceeded."
+    )]
+    Verify {
+        /// The bundle (.tar.gz).
+        bundle: PathBuf,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Print the describe_skill result object for a skill of a verified bundle.
+    #[command(
+        after_help = "Example:\n  skillbundle describe bundle.tar.gz evaluate_resource_condition --trust keys/release.jwk.json\n\nPrints {\"skill\":\"describe_skill\",\"result\":{\"interface_digest\",\"interface\"}}: the data an agent returns\nin the describe_skill Artifact. An unknown skill prints the skill_not_advertised error object (exit status 1)."
+    )]
+    Describe {
+        /// The bundle (.tar.gz).
+        bundle: PathBuf,
+        /// The skill_id to describe.
+        skill_id: String,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Print the Agent Card fragment of a verified bundle, or merge it into a base card.
+    #[command(
+        after_help = "Examples:\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json > card.json\n\nWith --base, the extension is appended to capabilities.extensions and the skills (describe_skill\nincluded) to skills; a skill id already in the base is refused, and the result must be an A2A 1.0 AgentCard."
+    )]
+    Card {
+        /// The bundle (.tar.gz).
+        bundle: PathBuf,
+        /// A base A2A 1.0 AgentCard (JSON) to merge the fragment into.
+        #[arg(long, value_name = "FILE")]
+        base: Option<PathBuf>,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Check a request, result or supporting record against a verified bundle, as the agent would.
+    #[command(
+        after_help = "Examples:\n  skillbundle validate bundle.tar.gz --trust k.jwk.json --request request.json\n  skillbundle validate bundle.tar.gz --trust k.jwk.json --result evaluate_resource_condition result.json\n  skillbundle validate bundle.tar.gz --trust k.jwk.json --record evaluate_resource_condition resource-observation record.json\n\n--request takes a skill request object ({\"skill\",\"skill_version\",\"interface_digest\",\"arguments\"});\n--result takes the domain output (the skill result object's \"result\" member); --record a complete record.\nWhen invalid, prints the draft's error object (interface_mismatch, input_invalid, output_invalid, ...) and exits 1."
+    )]
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["request", "result", "record"])))]
+    Validate {
+        /// The bundle (.tar.gz).
+        bundle: PathBuf,
+        /// A skill request object (JSON file).
+        #[arg(long, value_name = "FILE")]
+        request: Option<PathBuf>,
+        /// A skill's domain output (JSON file).
+        #[arg(long, num_args = 2, value_names = ["SKILL_ID", "FILE"])]
+        result: Option<Vec<String>>,
+        /// A supporting record of a kind the skill declares (JSON file).
+        #[arg(long, num_args = 3, value_names = ["SKILL_ID", "KIND", "FILE"])]
+        record: Option<Vec<String>>,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+}
+
+/// How a bundle is trusted; the same for every command that loads one.
+#[derive(Args)]
+struct TrustArgs {
+    /// A public key trusted to sign bundles: a JWK (PREFIX.jwk.json) or an SPKI PEM file.
+    /// Repeatable.
+    #[arg(long = "trust", value_name = "KEY", value_parser = public_key)]
+    trust: Vec<PublicKey>,
+    /// Accept a bundle that has no signature (development only; the output says so).
+    #[arg(long)]
+    allow_unsigned: bool,
+}
+
+fn public_key(path: &str) -> Result<PublicKey, String> {
+    PublicKey::read_file(Path::new(path)).map_err(|e| e.to_string())
+}
+
+fn signing_key(path: &str) -> Result<SigningKeyPair, String> {
+    SigningKeyPair::read_pem_file(Path::new(path)).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -91,10 +191,33 @@ fn main() -> ExitCode {
     let format = cli.format;
     match cli.command {
         Command::Init { dir, skill } => init(format, &dir, &skill),
-        Command::Build { workspace, out } => build(format, &workspace, out),
+        Command::Build {
+            workspace,
+            out,
+            sign_key,
+        } => build(format, &workspace, out, sign_key),
         Command::Check { workspace } => check(format, &workspace),
         Command::Inspect { bundle } => inspect(format, &bundle),
         Command::Digest { files } => digest(format, &files),
+        Command::Keygen { out, pem, force } => keygen(format, &out, pem, force),
+        Command::Verify { bundle, trust } => verify(format, &bundle, &trust),
+        Command::Describe {
+            bundle,
+            skill_id,
+            trust,
+        } => describe(format, &bundle, &skill_id, &trust),
+        Command::Card {
+            bundle,
+            base,
+            trust,
+        } => card(format, &bundle, base.as_deref(), &trust),
+        Command::Validate {
+            bundle,
+            request,
+            result,
+            record,
+            trust,
+        } => validate(format, &bundle, &trust, request, result, record),
     }
 }
 
@@ -135,21 +258,36 @@ fn check(format: Format, workspace: &Path) -> ExitCode {
     })
 }
 
-fn build(format: Format, workspace: &Path, out: Option<PathBuf>) -> ExitCode {
+fn build(
+    format: Format,
+    workspace: &Path,
+    out: Option<PathBuf>,
+    sign_keys: Vec<SigningKeyPair>,
+) -> ExitCode {
     let out = out.unwrap_or_else(|| workspace.join("dist"));
-    let built = pipeline::build(workspace, &out);
+    let signed_by: Vec<String> = sign_keys
+        .iter()
+        .map(|k| k.public_key().kid().to_string())
+        .collect();
+    let built = pipeline::build(workspace, &out, &pipeline::BuildOptions { sign_keys });
     let checked = &built.checked;
     let doc = json!({
         "ok": checked.ok() && built.bundle.is_some(),
         "bundle": built.bundle,
+        "signed_by": signed_by,
         "skills": skills_json(checked),
         "findings": checked.findings,
     });
     render::report(format, &checked.findings, &doc, || {
         let mut lines = vec![format!(
-            "built {} ({} skills)",
+            "built {} ({} skills, {})",
             built.bundle.as_deref().unwrap_or(Path::new("?")).display(),
-            checked.skills.len()
+            checked.skills.len(),
+            if signed_by.is_empty() {
+                "unsigned".to_string()
+            } else {
+                format!("signed by {}", signed_by.join(", "))
+            }
         )];
         lines.extend(checked.skills.iter().map(|s| {
             format!(
@@ -278,5 +416,277 @@ fn init(format: Format, dir: &Path, skill: &str) -> ExitCode {
             let f = vec![Finding::new(code, e.to_string(), Location::file(dir))];
             render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new)
         }
+    }
+}
+
+fn keygen(format: Format, prefix: &Path, pem: bool, force: bool) -> ExitCode {
+    if let Some(dir) = prefix.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            let f = vec![Finding::at_file(
+                Code::Io,
+                format!("cannot create the directory: {e}"),
+                dir,
+            )];
+            return render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new);
+        }
+    }
+    let written = SigningKeyPair::generate().and_then(|key| {
+        let files = skillbundle::keys::write_key_files(prefix, &key, pem, force)?;
+        Ok((key.public_key(), files))
+    });
+    let (public, files) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            let f = vec![Finding::at_file(Code::Io, e.to_string(), prefix)];
+            return render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new);
+        }
+    };
+    let doc = json!({"ok": true, "kid": public.kid(), "files": files, "findings": []});
+    render::report(format, &[], &doc, || {
+        let mut lines = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let what = match i {
+                0 => "private key: keep it secret; sign with `build --sign-key`",
+                1 => "public key (JWK): give it to agents for `--trust`",
+                _ => "public key (SPKI PEM)",
+            };
+            lines.push(format!("wrote {}  ({what})", f.display()));
+        }
+        lines.push(format!("kid {}", public.kid()));
+        lines
+    })
+}
+
+/// Load a bundle the way every agent-side command does; on failure, report the
+/// findings and return the exit status.
+fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, ExitCode> {
+    let mut keys = TrustedKeys::new(trust.trust.clone());
+    if trust.allow_unsigned {
+        keys = keys.and_allow_unsigned();
+    }
+    let bundle = Bundle::open_path(path, &keys).map_err(|findings| {
+        let doc = json!({"ok": false, "findings": findings});
+        render::report_with(format, &findings, &doc, Vec::new, "the bundle was refused")
+    })?;
+    if let Some(warning) = unverified_warning(&bundle) {
+        render::warn(format, &warning);
+    }
+    Ok(bundle)
+}
+
+fn unverified_warning(bundle: &Bundle) -> Option<String> {
+    match bundle.signature() {
+        SignatureStatus::Verified { .. } => None,
+        status => Some(format!(
+            "{} {} is {status}; it was loaded only because of --allow-unsigned",
+            bundle.name(),
+            bundle.version()
+        )),
+    }
+}
+
+fn signature_json(status: &SignatureStatus) -> Value {
+    match status {
+        SignatureStatus::Verified { by } => json!({"status": "verified", "signed_by": by}),
+        SignatureStatus::Unsigned => json!({"status": "unsigned"}),
+        SignatureStatus::NotVerified { signatures } => {
+            json!({"status": "not_verified", "signatures": signatures})
+        }
+    }
+}
+
+fn verify(format: Format, path: &Path, trust: &TrustArgs) -> ExitCode {
+    let bundle = match load(format, path, trust) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let skills: Vec<Value> = bundle
+        .advertised()
+        .into_iter()
+        .map(|a| {
+            json!({
+                "skill_id": a.skill_id,
+                "skill_version": a.skill_version,
+                "interface_digest": a.interface_digest,
+            })
+        })
+        .collect();
+    let doc = json!({
+        "ok": true,
+        "bundle": {"name": bundle.name(), "version": bundle.version()},
+        "signature": signature_json(bundle.signature()),
+        "warnings": unverified_warning(&bundle).into_iter().collect::<Vec<_>>(),
+        "skills": skills,
+        "findings": [],
+    });
+    render::report(format, &[], &doc, || {
+        let first = match bundle.signature() {
+            SignatureStatus::Verified { by } => format!(
+                "verified {} {}: {} skills, signed by {}",
+                bundle.name(),
+                bundle.version(),
+                skills.len(),
+                by.join(", ")
+            ),
+            status => format!(
+                "loaded {} {}: {} skills, but {status}",
+                bundle.name(),
+                bundle.version(),
+                skills.len()
+            ),
+        };
+        let mut lines = vec![first];
+        lines.extend(bundle.advertised().into_iter().map(|a| {
+            format!(
+                "  {} {} {}",
+                a.skill_id, a.skill_version, a.interface_digest
+            )
+        }));
+        lines
+    })
+}
+
+fn describe(format: Format, path: &Path, skill_id: &str, trust: &TrustArgs) -> ExitCode {
+    let bundle = match load(format, path, trust) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    match bundle.describe_skill(skill_id) {
+        Ok(object) => {
+            render::print_json(&object);
+            ExitCode::SUCCESS
+        }
+        Err(e) => render::error_object(format, &e),
+    }
+}
+
+/// Read a JSON file strictly; a finding (exit 2 for I/O, 1 for bad JSON) otherwise.
+fn read_json(path: &Path) -> Result<Value, Finding> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
+    skillbundle::json::parse(&bytes).map_err(|e| {
+        let code = if e.limit {
+            Code::ResourceLimitExceeded
+        } else {
+            Code::JsonInvalid
+        };
+        Finding::new(
+            code,
+            e.message,
+            Location::file(path).with_position(e.line, e.column),
+        )
+    })
+}
+
+fn card(format: Format, path: &Path, base: Option<&Path>, trust: &TrustArgs) -> ExitCode {
+    let bundle = match load(format, path, trust) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    let Some(base) = base else {
+        render::print_json(bundle.card_fragment());
+        return ExitCode::SUCCESS;
+    };
+    let fail = |f: Finding| {
+        let f = vec![f];
+        render::report_with(
+            format,
+            &f,
+            &json!({"ok": false, "findings": f}),
+            Vec::new,
+            "no card was printed",
+        )
+    };
+    let base_card = match read_json(base) {
+        Ok(v) => v,
+        Err(f) => return fail(f),
+    };
+    match a2a::merge_card(&base_card, bundle.extension(), bundle.agent_skills()) {
+        Ok(card) => {
+            render::print_json(&card);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let code = match e {
+                a2a::CardError::DuplicateSkill(_) => Code::DuplicateSkill,
+                _ => Code::CardInvalid,
+            };
+            fail(Finding::at_file(code, e.to_string(), base))
+        }
+    }
+}
+
+/// What `validate` checks.
+enum Subject {
+    Request,
+    Result(String),
+    Record(String, String),
+}
+
+fn validate(
+    format: Format,
+    path: &Path,
+    trust: &TrustArgs,
+    request: Option<PathBuf>,
+    result: Option<Vec<String>>,
+    record: Option<Vec<String>>,
+) -> ExitCode {
+    let bundle = match load(format, path, trust) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    // clap guarantees exactly one of the three, with 1, 2 and 3 values.
+    let (subject, file) = match (request, result, record) {
+        (Some(file), _, _) => (Subject::Request, file),
+        (_, Some(mut a), _) if a.len() == 2 => {
+            let file = PathBuf::from(a.pop().unwrap_or_default());
+            (Subject::Result(a.remove(0)), file)
+        }
+        (_, _, Some(mut a)) if a.len() == 3 => {
+            let file = PathBuf::from(a.pop().unwrap_or_default());
+            let kind = a.pop().unwrap_or_default();
+            (Subject::Record(a.remove(0), kind), file)
+        }
+        _ => {
+            eprintln!("error: give one of --request FILE, --result SKILL_ID FILE, --record SKILL_ID KIND FILE");
+            return ExitCode::from(2);
+        }
+    };
+    let value = match read_json(&file) {
+        Ok(v) => v,
+        Err(f) => {
+            let f = vec![f];
+            return render::report_with(
+                format,
+                &f,
+                &json!({"ok": false, "findings": f}),
+                Vec::new,
+                "nothing was validated",
+            );
+        }
+    };
+    let outcome = match &subject {
+        Subject::Request => bundle.check_request(&value).map(|r| match r {
+            Request::Describe { skill_id } => {
+                format!("valid: a describe_skill request for {skill_id}")
+            }
+            Request::Invoke { skill_id, .. } => format!(
+                "valid: the request names the active interface of {skill_id} and its arguments conform to its input_schema"
+            ),
+        }),
+        Subject::Result(skill_id) => bundle
+            .check_result(skill_id, &value)
+            .map(|()| format!("valid: the result conforms to the output_schema of {skill_id}")),
+        Subject::Record(skill_id, kind) => {
+            bundle.check_record(skill_id, kind, &value).map(|()| {
+                format!("valid: the {kind} record conforms to the schema {skill_id} declares for it")
+            })
+        }
+    };
+    match outcome {
+        Ok(line) => render::report(format, &[], &json!({"ok": true, "findings": []}), || {
+            vec![line]
+        }),
+        Err(e) => render::error_object(format, &e),
     }
 }

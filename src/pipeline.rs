@@ -380,8 +380,15 @@ pub struct Built {
     pub bundle: Option<PathBuf>,
 }
 
+/// What `build` does besides checking and writing.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// Sign manifest.json with each of these keys (several for key rotation).
+    pub sign_keys: Vec<crate::keys::SigningKeyPair>,
+}
+
 /// Check the workspace and, when every check passes, write the bundle into `out_dir`.
-pub fn build(root: &Path, out_dir: &Path) -> Built {
+pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
     let mut checked = check(root);
     if !checked.ok() {
         return Built {
@@ -409,13 +416,14 @@ pub fn build(root: &Path, out_dir: &Path) -> Built {
         }
     };
     let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
-    let contents = bundle::contents(
+    let mut contents = bundle::contents(
         &ws.manifest.bundle.name,
         &ws.manifest.bundle.version,
         &schema_digest,
         &interfaces,
         &card_fragment(&checked.skills),
     );
+    bundle::sign::sign(&mut contents, &options.sign_keys);
     let dest = out_dir.join(ws.archive_name());
     match bundle::write_atomically(&dest, &contents.files) {
         Ok(path) => Built {

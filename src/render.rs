@@ -2,6 +2,7 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde_json::Value;
+use skillbundle::condition::ErrorObject;
 use skillbundle::finding::Finding;
 use std::io::Write;
 use std::path::Path;
@@ -153,6 +154,17 @@ pub fn report(
     doc: &Value,
     success: impl FnOnce() -> Vec<String>,
 ) -> ExitCode {
+    report_with(format, findings, doc, success, "nothing was written")
+}
+
+/// [`report`], ending the human list of findings with `outcome` (what the failure meant).
+pub fn report_with(
+    format: Format,
+    findings: &[Finding],
+    doc: &Value,
+    success: impl FnOnce() -> Vec<String>,
+    outcome: &str,
+) -> ExitCode {
     match format {
         Format::Json => print_json(doc),
         Format::Sarif => print_json(&sarif(findings)),
@@ -182,13 +194,35 @@ pub fn report(
                 let n = findings.len();
                 let _ = writeln!(
                     err,
-                    "{n} problem{} found; nothing was written",
+                    "{n} problem{} found; {outcome}",
                     if n == 1 { "" } else { "s" }
                 );
             }
         }
     }
     status(findings)
+}
+
+/// Print a warning for people on stderr (in JSON output, warnings go in the document).
+pub fn warn(format: Format, message: &str) {
+    if format == Format::Human {
+        let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
+    }
+}
+
+/// Print one of the draft's error objects on stdout (it is the command's output in
+/// every format) and, for people, a one-line summary on stderr. Exit status 1.
+pub fn error_object(format: Format, error: &ErrorObject) -> ExitCode {
+    print_json(&error.to_json());
+    if format == Format::Human {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "error[{}]: {}",
+            error.code(),
+            error.message()
+        );
+    }
+    ExitCode::from(1)
 }
 
 /// Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).

@@ -6,6 +6,10 @@
 //! every Schema Reference's identity and digest, and the digest of every other file.
 
 pub mod archive;
+pub mod load;
+pub mod sign;
+
+pub use load::{Bundle, SignatureStatus, TrustedKeys};
 
 use crate::digest::{jcs, Digest};
 use crate::interface::Interface;

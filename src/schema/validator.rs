@@ -72,7 +72,9 @@ pub struct Validator {
     inner: jsonschema::Validator,
 }
 
-fn options() -> jsonschema::ValidationOptions<'static> {
+/// The one set of validator options the project uses: draft 2020-12, `format` asserted,
+/// unknown formats refused, retrieval impossible, bounded regex backtracking.
+pub(crate) fn options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::draft202012::options()
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
@@ -127,6 +129,11 @@ fn compile_finding(error: &ValidationError<'_>) -> Finding {
 }
 
 impl Validator {
+    /// The underlying jsonschema validator, for callers that need its error kinds.
+    pub(crate) fn into_inner(self) -> jsonschema::Validator {
+        self.inner
+    }
+
     /// Every reason `instance` is invalid; empty when it is valid. An instance nested
     /// deeper than [`MAX_NESTING`] is not evaluated and gets one detail saying so (with an
     /// empty keyword), so it is never accepted.

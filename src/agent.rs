@@ -1,0 +1,343 @@
+//! What a loaded bundle serves: the Agent Card entries, describe_skill, and the checks an
+//! agent makes on every invocation (draft: "Agent advertisement", "describe_skill
+//! response", "Domain-skill invocation", "Machine-readable error conditions").
+//!
+//! The order of the request checks is the draft's and matters: the skill must be
+//! advertised; then the request's skill_version and interface_digest must name the
+//! *currently active* Skill Interface Document — a request built against a stale document
+//! is `interface_mismatch`, decided before the arguments are even looked at, so a changed
+//! contract can never be applied silently; only then are the arguments validated against
+//! input_schema (`input_invalid`). Results and supporting records are validated before
+//! the agent reports completion (`output_invalid`, and the task then fails).
+//!
+//! Every refusal is a [`ErrorObject`] in the draft's exact wire shape whose
+//! [`task_state`](ErrorObject::task_state) tells the caller which A2A state to use.
+//! Error details carry JSON Pointers, the schema keyword and its location, and
+//! `expected`/`actual` only where they come from the schema or from the JSON type of
+//! the instance: no instance value is ever echoed.
+#![doc = ""]
+#![doc = include_str!("../docs/loading-a-bundle.md")]
+
+use crate::bundle::load::LoadedSkill;
+use crate::bundle::Bundle;
+use crate::condition::{Condition, Detail, Detected, ErrorObject};
+use crate::interface::DESCRIBE_SKILL;
+use a2a_types::{AgentExtension, AgentSkill};
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::{json, Value};
+
+/// At most this many entries in an error's `details` (the rest are counted in the
+/// message): a hostile instance cannot make the error response arbitrarily large.
+pub const MAX_DETAILS: usize = 16;
+
+/// A skill request object that passed every check, ready to dispatch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Request<'a> {
+    /// `{"skill":"describe_skill","arguments":{"skill_id"}}`: answer with
+    /// [`Bundle::describe_skill`].
+    Describe { skill_id: &'a str },
+    /// A domain-skill invocation whose version and digest name the active document and
+    /// whose arguments conform to its input_schema.
+    Invoke {
+        skill_id: &'a str,
+        arguments: &'a Value,
+    },
+}
+
+impl Bundle {
+    /// The schema-interface extension for the Agent Card's `capabilities.extensions`.
+    pub fn extension(&self) -> &AgentExtension {
+        &self.extension
+    }
+
+    /// The AgentSkill entries for the Agent Card's `skills`: describe_skill first, then
+    /// every skill of the bundle.
+    pub fn agent_skills(&self) -> &[AgentSkill] {
+        &self.agent_skills
+    }
+
+    /// The Agent Card fragment `{"capabilities":{"extensions":[…]},"skills":[…]}` as
+    /// the bundle carries it.
+    pub fn card_fragment(&self) -> &Value {
+        &self.fragment
+    }
+
+    /// The active Skill Interface Document of `skill_id`, if the bundle has it.
+    pub fn interface(&self, skill_id: &str) -> Option<&Value> {
+        self.skills.get(skill_id).map(|s| &s.document)
+    }
+
+    /// The describe_skill result object for `skill_id`:
+    /// `{"skill":"describe_skill","result":{"interface_digest","interface"}}` — the
+    /// data value of the single Data Part of the `describe_skill` Artifact.
+    pub fn describe_skill(&self, skill_id: &str) -> Result<Value, ErrorObject> {
+        let skill = self.skill(skill_id, Detected::BeforeAcceptance)?;
+        Ok(json!({
+            "skill": DESCRIBE_SKILL,
+            "result": {
+                "interface_digest": skill.digest.as_str(),
+                "interface": skill.document,
+            }
+        }))
+    }
+
+    /// Check a skill request object (the data value of the request Message's single
+    /// Data Part), in the draft's order: skill advertised (`skill_not_advertised`);
+    /// for a domain skill, skill_version and interface_digest equal to the active
+    /// document's (`interface_mismatch`), then arguments valid against input_schema
+    /// (`input_invalid`). A describe_skill request needs `arguments: {"skill_id"}` naming
+    /// an advertised skill. Members other than `skill`, `skill_version`,
+    /// `interface_digest` and `arguments` are ignored.
+    pub fn check_request<'a>(&self, request: &'a Value) -> Result<Request<'a>, ErrorObject> {
+        let stage = Detected::BeforeAcceptance;
+        let Some(skill_id) = request.get("skill").and_then(Value::as_str) else {
+            return Err(ErrorObject::new(
+                Condition::SkillNotAdvertised,
+                stage,
+                "the request is not a skill request object: it has no string \"skill\" member",
+            ));
+        };
+        if skill_id == DESCRIBE_SKILL {
+            let target = describe_arguments(request.get("arguments"))?;
+            self.skill(target, stage)?;
+            return Ok(Request::Describe { skill_id: target });
+        }
+        let skill = self.skill(skill_id, stage)?;
+        let version = request.get("skill_version").and_then(Value::as_str);
+        let digest = request.get("interface_digest").and_then(Value::as_str);
+        if version != Some(skill.skill_version.as_str()) || digest != Some(skill.digest.as_str()) {
+            let show = |v: Option<&str>| v.map_or("none".to_string(), |s| format!("{s:?}"));
+            return Err(ErrorObject::new(
+                Condition::InterfaceMismatch,
+                stage,
+                format!(
+                    "the request names skill_version {} and interface_digest {}, but the active interface of {skill_id} is skill_version {:?} with interface_digest {:?}; retrieve the Agent Card and call describe_skill again",
+                    show(version),
+                    show(digest),
+                    skill.skill_version,
+                    skill.digest.as_str()
+                ),
+            ));
+        }
+        let Some(arguments) = request.get("arguments") else {
+            return Err(ErrorObject::new(
+                Condition::InputInvalid,
+                stage,
+                "the request has no \"arguments\" member: the complete domain input is required",
+            ));
+        };
+        validate(
+            &skill.input,
+            arguments,
+            Condition::InputInvalid,
+            stage,
+            &format!(
+                "the arguments do not conform to the input_schema of {skill_id} {}",
+                skill.skill_version
+            ),
+        )?;
+        Ok(Request::Invoke {
+            skill_id,
+            arguments,
+        })
+    }
+
+    /// Validate a domain output (the `result` member of the skill result object) against
+    /// the skill's output_schema before reporting completion. `output_invalid` means the
+    /// task must fail.
+    pub fn check_result(&self, skill_id: &str, result: &Value) -> Result<(), ErrorObject> {
+        let stage = Detected::DuringProcessing;
+        let skill = self.skill(skill_id, stage)?;
+        validate(
+            &skill.output,
+            result,
+            Condition::OutputInvalid,
+            stage,
+            &format!(
+                "the result does not conform to the output_schema of {skill_id} {}",
+                skill.skill_version
+            ),
+        )
+    }
+
+    /// Validate a supporting record of `kind` (the Artifact's name) against the schema
+    /// the skill declares for it. A kind the skill does not declare, or a record that
+    /// does not conform, is `output_invalid`: the record must not be published.
+    pub fn check_record(
+        &self,
+        skill_id: &str,
+        kind: &str,
+        record: &Value,
+    ) -> Result<(), ErrorObject> {
+        let stage = Detected::DuringProcessing;
+        let skill = self.skill(skill_id, stage)?;
+        let Some(validator) = skill.records.get(kind) else {
+            let kinds: Vec<&str> = skill.records.keys().map(String::as_str).collect();
+            return Err(ErrorObject::new(
+                Condition::OutputInvalid,
+                stage,
+                format!(
+                    "{skill_id} declares no supporting-record kind {kind:?} (declared: {})",
+                    if kinds.is_empty() {
+                        "none".to_string()
+                    } else {
+                        kinds.join(", ")
+                    }
+                ),
+            ));
+        };
+        validate(
+            validator,
+            record,
+            Condition::OutputInvalid,
+            stage,
+            &format!("the {kind} record does not conform to the schema {skill_id} declares for it"),
+        )
+    }
+
+    fn skill(&self, skill_id: &str, stage: Detected) -> Result<&LoadedSkill, ErrorObject> {
+        self.skills.get(skill_id).ok_or_else(|| {
+            let message = if skill_id == DESCRIBE_SKILL {
+                "describe_skill has no Skill Interface Document; name one of the advertised domain skills".to_string()
+            } else {
+                format!("skill {skill_id:?} is not advertised by this agent")
+            };
+            ErrorObject::new(Condition::SkillNotAdvertised, stage, message)
+        })
+    }
+}
+
+/// The skill_id of a describe_skill request's arguments, which must be exactly
+/// `{"skill_id": <string>}`.
+fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
+    let stage = Detected::BeforeAcceptance;
+    let detail = |path: &str, keyword: &str, expected: Value| Detail {
+        instance_path: path.to_string(),
+        schema_path: None,
+        keyword: Some(keyword.to_string()),
+        expected: Some(expected),
+        actual: None,
+    };
+    let fail = |message: &str, details: Vec<Detail>| {
+        Err(ErrorObject::new(Condition::InputInvalid, stage, message).with_details(details))
+    };
+    let Some(Value::Object(map)) = arguments else {
+        return fail(
+            "describe_skill takes arguments {\"skill_id\": \"<advertised skill_id>\"}",
+            vec![detail("", "type", json!("object"))],
+        );
+    };
+    if let Some(extra) = map.keys().find(|k| *k != "skill_id") {
+        return fail(
+            "describe_skill takes only a skill_id: no version or other negotiation parameter",
+            vec![detail(
+                &format!("/{}", crate::pointer::escape(extra)),
+                "additionalProperties",
+                json!(false),
+            )],
+        );
+    }
+    match map.get("skill_id") {
+        Some(Value::String(id)) => Ok(id),
+        Some(_) => fail(
+            "describe_skill's skill_id must be a string",
+            vec![detail("/skill_id", "type", json!("string"))],
+        ),
+        None => fail(
+            "describe_skill needs the skill_id of an advertised skill",
+            vec![detail("", "required", json!("skill_id"))],
+        ),
+    }
+}
+
+/// Validate `instance`; on failure, `code` with up to [`MAX_DETAILS`] details.
+fn validate(
+    validator: &jsonschema::Validator,
+    instance: &Value,
+    code: Condition,
+    stage: Detected,
+    summary: &str,
+) -> Result<(), ErrorObject> {
+    let mut errors = validator.iter_errors(instance);
+    let Some(first) = errors.next() else {
+        return Ok(());
+    };
+    let mut details = vec![detail(&first)];
+    let mut more = 0usize;
+    for e in errors {
+        if details.len() < MAX_DETAILS {
+            details.push(detail(&e));
+        } else {
+            more += 1;
+            if more > 10_000 {
+                break;
+            }
+        }
+    }
+    let at = first.instance_path().to_string();
+    let mut message = format!(
+        "{summary}: {} (at {})",
+        first.masked(),
+        if at.is_empty() { "/" } else { &at }
+    );
+    let total = details.len() + more;
+    if total > 1 {
+        message.push_str(&format!("; {} problems in all", total));
+    }
+    Err(ErrorObject::new(code, stage, message).with_details(details))
+}
+
+/// One detail: pointers and keyword always; `expected` from the schema; `actual` only
+/// as a JSON type name.
+fn detail(e: &jsonschema::ValidationError<'_>) -> Detail {
+    let (expected, actual) = match e.kind() {
+        ValidationErrorKind::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => json!(t.as_str()),
+                TypeKind::Multiple(set) => {
+                    json!(set.iter().map(|t| t.as_str()).collect::<Vec<_>>())
+                }
+            };
+            (Some(expected), Some(json!(json_type(e.instance()))))
+        }
+        ValidationErrorKind::Required { property } => (Some(property.clone()), None),
+        ValidationErrorKind::Enum { options } => (Some((**options).clone()), None),
+        ValidationErrorKind::Constant { expected_value } => {
+            (Some((**expected_value).clone()), None)
+        }
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => (Some(limit.clone()), None),
+        ValidationErrorKind::MinLength { limit }
+        | ValidationErrorKind::MaxLength { limit }
+        | ValidationErrorKind::MinItems { limit }
+        | ValidationErrorKind::MaxItems { limit }
+        | ValidationErrorKind::MinProperties { limit }
+        | ValidationErrorKind::MaxProperties { limit } => (Some(json!(limit)), None),
+        ValidationErrorKind::Format { format } => (Some(json!(format)), None),
+        ValidationErrorKind::Pattern { pattern } => (Some(json!(pattern)), None),
+        _ => (None, None),
+    };
+    Detail {
+        instance_path: e.instance_path().to_string(),
+        schema_path: Some(e.schema_path().to_string()),
+        keyword: Some(e.kind().keyword().to_string()),
+        expected,
+        actual,
+    }
+}
+
+/// The JSON Schema type name of a value (an integral number is an "integer").
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

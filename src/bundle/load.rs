@@ -1,0 +1,954 @@
+//! Loading a bundle in an agent: the draft's "Agent initialization", all or nothing.
+//!
+//! Before an agent advertises schema-interface support it must integrity-check the
+//! packaged Skill Interface Schema, validate every document and inline-schema digest, and
+//! retain each document's digest. A bundle is the vendor's already-assembled answer to
+//! those steps, so loading one means *re-checking* every claim it makes rather than
+//! believing it, in an order where nothing is parsed beyond the manifest before the
+//! manifest is authenticated:
+//!
+//! 1. the archive is read in memory with limits ([`super::archive::read`]: regular files
+//!    only; links, `..`, absolute and duplicate entries, oversize and truncation refused);
+//! 2. `manifest.json` is parsed as I-JSON and must have exactly the manifest's shape, a
+//!    known `format` and `interface_version` "1.0", and name the packaged Skill Interface
+//!    Schema's digest;
+//! 3. its signatures are checked against the [`TrustedKeys`] (at least one trusted key
+//!    verifies, a bad signature by a trusted key fails, unknown `kid`s are ignored; an
+//!    unsigned bundle loads only when explicitly allowed);
+//! 4. the archive holds exactly the files the manifest lists — none missing, none extra —
+//!    and each file's SHA-256 matches;
+//! 5. every Skill Interface Document is re-parsed, re-validated with
+//!    [`crate::interface::check_document`] against the packaged schema, its
+//!    interface_digest and inline-schema digests recomputed, and compared with the
+//!    manifest and with the Agent Card fragment;
+//! 6. a validator is compiled once for every input, output and record schema.
+//!
+//! Any failure refuses the whole bundle: [`Bundle::open`] returns every finding and no
+//! partial bundle. `manifest.json` is authenticated as a JSON *value* (its JCS bytes are
+//! what is signed), so insignificant whitespace in it is not covered; every other file is
+//! covered byte for byte by its digest.
+
+use super::archive::{self, ReadLimits};
+use super::sign::{signing_payload, SIGNATURES};
+use super::{interface_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
+use crate::a2a::{Advertised, EXTENSION_URI};
+use crate::digest::Digest;
+use crate::finding::{Code, Finding, Location};
+use crate::interface::{self, DESCRIBE_SKILL};
+use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
+use crate::jws::{self, JwsError, JwsSignature};
+use crate::keys::PublicKey;
+use crate::manifest::DEFAULT_DIALECT;
+use a2a_types::{AgentExtension, AgentSkill};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+
+/// Nesting allowed in a loaded document: the inline schemas' own limit (64) plus the
+/// few levels of the standard structure around them.
+const MAX_DOCUMENT_DEPTH: usize = 80;
+/// Nesting allowed in manifest.json and the card fragment (flat files).
+const MAX_MANIFEST_DEPTH: usize = 16;
+
+/// The public keys an agent trusts to sign bundles, and whether it accepts unsigned ones.
+#[derive(Debug, Clone, Default)]
+pub struct TrustedKeys {
+    keys: Vec<PublicKey>,
+    allow_unsigned: bool,
+}
+
+impl TrustedKeys {
+    /// Trust bundles signed by any of `keys`; refuse unsigned bundles.
+    pub fn new(keys: Vec<PublicKey>) -> Self {
+        TrustedKeys {
+            keys,
+            allow_unsigned: false,
+        }
+    }
+
+    /// Trust no key and accept unsigned bundles. Meant for development: the loaded
+    /// [`Bundle::signature`] then says the bundle was not verified.
+    pub fn allow_unsigned() -> Self {
+        TrustedKeys {
+            keys: Vec::new(),
+            allow_unsigned: true,
+        }
+    }
+
+    /// Also accept unsigned bundles (signed ones are still checked against the keys).
+    pub fn and_allow_unsigned(mut self) -> Self {
+        self.allow_unsigned = true;
+        self
+    }
+
+    pub fn keys(&self) -> &[PublicKey] {
+        &self.keys
+    }
+
+    pub fn allows_unsigned(&self) -> bool {
+        self.allow_unsigned
+    }
+}
+
+/// What the signature check established about a loaded bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SignatureStatus {
+    /// Signed, and verified by these trusted keys (their `kid`s).
+    Verified { by: Vec<String> },
+    /// Not signed; loaded because unsigned bundles were explicitly allowed.
+    Unsigned,
+    /// Signed, but no trusted key was given and unsigned bundles were allowed: the
+    /// signatures were not checked, and the bundle is as unauthenticated as an unsigned one.
+    NotVerified { signatures: usize },
+}
+
+impl SignatureStatus {
+    /// Whether a trusted key vouches for the bundle.
+    pub fn is_verified(&self) -> bool {
+        matches!(self, SignatureStatus::Verified { .. })
+    }
+}
+
+impl fmt::Display for SignatureStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignatureStatus::Verified { by } => write!(f, "signed by {}", by.join(", ")),
+            SignatureStatus::Unsigned => f.write_str("UNSIGNED: no signature, nothing vouches for this bundle"),
+            SignatureStatus::NotVerified { signatures } => write!(
+                f,
+                "NOT VERIFIED: {signatures} signature(s) present but no trusted key was given, so nothing vouches for this bundle"
+            ),
+        }
+    }
+}
+
+/// One skill of a loaded bundle: its validated document and compiled validators.
+pub(crate) struct LoadedSkill {
+    pub(crate) skill_id: String,
+    pub(crate) skill_version: String,
+    pub(crate) digest: Digest,
+    pub(crate) document: Value,
+    pub(crate) input: jsonschema::Validator,
+    pub(crate) output: jsonschema::Validator,
+    /// Supporting-record kind → validator.
+    pub(crate) records: BTreeMap<String, jsonschema::Validator>,
+}
+
+/// A verified, loaded bundle. Build one with [`Bundle::open`] or [`Bundle::open_path`];
+/// what it serves (describe_skill, the Agent Card entries, invocation checks) is in
+/// [`crate::agent`]. Immutable once loaded, and `Send + Sync`: share it across tasks.
+pub struct Bundle {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) generator: String,
+    pub(crate) signature: SignatureStatus,
+    /// skill_id → skill, in manifest order by way of `order`.
+    pub(crate) skills: BTreeMap<String, LoadedSkill>,
+    pub(crate) order: Vec<String>,
+    pub(crate) extension: AgentExtension,
+    pub(crate) agent_skills: Vec<AgentSkill>,
+    pub(crate) fragment: Value,
+}
+
+impl fmt::Debug for Bundle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bundle")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("signature", &self.signature)
+            .field("skills", &self.order)
+            .finish_non_exhaustive()
+    }
+}
+
+// The manifest as the writer produces it (see `super::contents`). Unknown members are
+// refused: a member this reader does not understand could change what the bundle means.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    // `format` and `interface_version` are checked on the raw value first, for a clear
+    // message; they are listed here so that the shape is complete.
+    #[serde(rename = "format")]
+    _format: String,
+    bundle: BundleId,
+    #[serde(rename = "interface_version")]
+    _interface_version: String,
+    skill_interface_schema: SchemaId,
+    generator: String,
+    skills: Vec<SkillEntry>,
+    files: BTreeMap<String, Digest>,
+    #[serde(default)]
+    signatures: Option<Vec<JwsSignature>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BundleId {
+    name: String,
+    version: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SchemaId {
+    digest: Digest,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkillEntry {
+    skill_id: String,
+    skill_version: String,
+    interface_digest: Digest,
+    file: String,
+    schemas: Vec<SchemaEntry>,
+}
+
+#[derive(Deserialize, PartialEq, Debug)]
+#[serde(deny_unknown_fields)]
+struct SchemaEntry {
+    role: String,
+    #[serde(default)]
+    kind: Option<String>,
+    schema_uri: String,
+    version: String,
+    dialect: String,
+    digest: Digest,
+}
+
+impl SchemaEntry {
+    fn identity(&self) -> [Option<&str>; 6] {
+        [
+            Some(self.role.as_str()),
+            self.kind.as_deref(),
+            Some(self.schema_uri.as_str()),
+            Some(self.version.as_str()),
+            Some(self.dialect.as_str()),
+            Some(self.digest.as_str()),
+        ]
+    }
+}
+
+/// Compile one domain schema into a validator (draft 2020-12, `format` asserted, nothing
+/// ever fetched). Kept in this one place on purpose: the project's canonical schema
+/// compiler replaces it.
+fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    // The same governance as at build time: a bundle from elsewhere is not trusted to
+    // have passed it. Closure first: the validator would otherwise resolve a reference
+    // to its bundled meta-schema.
+    let mut problems = crate::schema::dialect::check(schema, DEFAULT_DIALECT);
+    problems.extend(crate::schema::closure::check(schema));
+    let result = if problems.is_empty() {
+        crate::schema::validator::compile(schema)
+    } else {
+        Err(problems)
+    };
+    result.map(|v| v.into_inner()).map_err(|problems| {
+        let first = &problems[0];
+        let at = first.location.pointer.as_deref().unwrap_or("");
+        format!(
+            "{} (at {})",
+            first.message,
+            if at.is_empty() { "/" } else { at }
+        )
+    })
+}
+
+fn at(path: &str) -> Location {
+    Location::file(path)
+}
+
+impl Bundle {
+    /// Open a bundle held in memory, with the default archive limits.
+    pub fn open(bytes: &[u8], trust: &TrustedKeys) -> Result<Bundle, Vec<Finding>> {
+        Bundle::open_with_limits(bytes, trust, ReadLimits::default())
+    }
+
+    /// Read the bundle file at `path` and [`open`](Bundle::open) it. Findings about the
+    /// archive as a whole point at `path`; the others at the entry inside it.
+    pub fn open_path(path: &Path, trust: &TrustedKeys) -> Result<Bundle, Vec<Finding>> {
+        let limits = ReadLimits::default();
+        let too_big = std::fs::metadata(path).map(|m| m.len() > limits.max_total_bytes);
+        let bytes = match too_big {
+            Ok(true) => {
+                return Err(vec![Finding::at_file(
+                    Code::ResourceLimitExceeded,
+                    "the bundle file is larger than the size limit",
+                    path,
+                )])
+            }
+            Ok(false) => std::fs::read(path),
+            Err(e) => Err(e),
+        };
+        let bytes = bytes.map_err(|e| {
+            vec![Finding::at_file(
+                Code::Io,
+                format!("cannot read the bundle: {e}"),
+                path,
+            )]
+        })?;
+        Bundle::open_with_limits(&bytes, trust, limits).map_err(|mut findings| {
+            for f in &mut findings {
+                if f.location.file.is_none() {
+                    f.location.file = Some(path.to_path_buf());
+                }
+            }
+            findings
+        })
+    }
+
+    /// Open a bundle held in memory with explicit archive limits.
+    pub fn open_with_limits(
+        bytes: &[u8],
+        trust: &TrustedKeys,
+        limits: ReadLimits,
+    ) -> Result<Bundle, Vec<Finding>> {
+        let one =
+            |code, message: String, location| Err(vec![Finding::new(code, message, location)]);
+
+        // 1. The archive.
+        let files = match archive::read(bytes, limits) {
+            Ok(files) => files,
+            Err(e) => {
+                let code = if e.limit {
+                    Code::ResourceLimitExceeded
+                } else {
+                    Code::BundleInvalid
+                };
+                return one(
+                    code,
+                    format!("the archive is refused: {e}"),
+                    Location::default(),
+                );
+            }
+        };
+
+        // 2. The manifest.
+        let Some(manifest_bytes) = files.get(MANIFEST_PATH) else {
+            return one(
+                Code::BundleInvalid,
+                "the archive has no manifest.json".into(),
+                Location::default(),
+            );
+        };
+        let manifest = match crate::json::parse_with_depth(manifest_bytes, MAX_MANIFEST_DEPTH) {
+            Ok(v) => v,
+            Err(e) => {
+                let code = if e.limit {
+                    Code::ResourceLimitExceeded
+                } else {
+                    Code::BundleInvalid
+                };
+                return one(
+                    code,
+                    format!("manifest.json is not valid I-JSON: {}", e.message),
+                    at(MANIFEST_PATH).with_position(e.line, e.column),
+                );
+            }
+        };
+        match manifest.get("format").and_then(Value::as_str) {
+            Some(FORMAT) => {}
+            other => {
+                return one(
+                    Code::BundleInvalid,
+                    format!(
+                    "unsupported bundle format {}; this version of skillbundle reads {FORMAT:?}",
+                    other.map_or("(none)".to_string(), |s| format!("{s:?}"))
+                ),
+                    at(MANIFEST_PATH).with_pointer("/format"),
+                )
+            }
+        }
+        match manifest.get("interface_version").and_then(Value::as_str) {
+            Some(INTERFACE_VERSION) => {}
+            other => {
+                return one(
+                    Code::BundleInvalid,
+                    format!(
+                        "interface_version {} is not supported; this version of skillbundle supports {INTERFACE_VERSION:?}",
+                        other.map_or("(none)".to_string(), |s| format!("{s:?}"))
+                    ),
+                    at(MANIFEST_PATH).with_pointer("/interface_version"),
+                )
+            }
+        }
+        let parsed: ManifestFile = match serde_json::from_value(manifest.clone()) {
+            Ok(m) => m,
+            Err(e) => {
+                return one(
+                    Code::BundleInvalid,
+                    format!("manifest.json does not have the shape of a bundle manifest: {e}"),
+                    at(MANIFEST_PATH),
+                )
+            }
+        };
+
+        // 3. Signatures, before anything else in the archive is looked at.
+        let signature = check_signatures(&manifest, parsed.signatures.as_deref(), trust)?;
+
+        let schema = match InterfaceSchema::packaged() {
+            Ok(s) => s,
+            Err(msg) => return one(Code::InterfaceInvalid, msg, Location::default()),
+        };
+        if parsed.skill_interface_schema.digest != *schema.digest() {
+            return one(
+                Code::InterfaceInvalid,
+                format!(
+                    "the bundle was built against Skill Interface Schema {}, but this agent's packaged schema is {}",
+                    parsed.skill_interface_schema.digest,
+                    schema.digest()
+                ),
+                at(MANIFEST_PATH).with_pointer("/skill_interface_schema/digest"),
+            );
+        }
+
+        // 4. Exactly the listed files, each with its digest.
+        check_file_set(&parsed, &files)?;
+
+        // 5 and 6. Documents and validators.
+        let mut findings = Vec::new();
+        let mut skills = BTreeMap::new();
+        let mut order = Vec::new();
+        for entry in &parsed.skills {
+            match load_skill(schema, entry, &files[&entry.file]) {
+                Ok(skill) => {
+                    order.push(skill.skill_id.clone());
+                    skills.insert(skill.skill_id.clone(), skill);
+                }
+                Err(mut f) => findings.append(&mut f),
+            }
+        }
+        if !findings.is_empty() {
+            return Err(findings);
+        }
+        let (extension, agent_skills, fragment) =
+            check_fragment(&parsed, &files[CARD_FRAGMENT_PATH])?;
+
+        Ok(Bundle {
+            name: parsed.bundle.name,
+            version: parsed.bundle.version,
+            generator: parsed.generator,
+            signature,
+            skills,
+            order,
+            extension,
+            agent_skills,
+            fragment,
+        })
+    }
+
+    /// The bundle's name, from its manifest.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The bundle's version, from its manifest.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The tool that wrote the bundle.
+    pub fn generator(&self) -> &str {
+        &self.generator
+    }
+
+    /// What the signature check established.
+    pub fn signature(&self) -> &SignatureStatus {
+        &self.signature
+    }
+
+    /// The skill ids, in manifest order (describe_skill not included).
+    pub fn skill_ids(&self) -> impl Iterator<Item = &str> {
+        self.order.iter().map(String::as_str)
+    }
+
+    /// What the extension advertises for each skill, in manifest order.
+    pub fn advertised(&self) -> Vec<Advertised> {
+        self.order
+            .iter()
+            .map(|id| {
+                let s = &self.skills[id];
+                Advertised {
+                    skill_id: s.skill_id.clone(),
+                    skill_version: s.skill_version.clone(),
+                    interface_digest: s.digest.to_string(),
+                }
+            })
+            .collect()
+    }
+}
+
+fn check_signatures(
+    manifest: &Value,
+    signatures: Option<&[JwsSignature]>,
+    trust: &TrustedKeys,
+) -> Result<SignatureStatus, Vec<Finding>> {
+    let location = || at(MANIFEST_PATH).with_pointer(format!("/{SIGNATURES}"));
+    let signatures = signatures.unwrap_or_default();
+    if signatures.is_empty() {
+        if trust.allow_unsigned {
+            return Ok(SignatureStatus::Unsigned);
+        }
+        return Err(vec![Finding::new(
+            Code::UntrustedKey,
+            "the bundle is not signed, and unsigned bundles are not accepted",
+            location(),
+        )
+        .with_help("sign it with `skillbundle build --sign-key KEY`, or accept unsigned bundles explicitly (--allow-unsigned, TrustedKeys::allow_unsigned)")]);
+    }
+    if trust.keys.is_empty() {
+        if trust.allow_unsigned {
+            return Ok(SignatureStatus::NotVerified {
+                signatures: signatures.len(),
+            });
+        }
+        return Err(vec![Finding::new(
+            Code::UntrustedKey,
+            "no trusted keys were given, so no signature can be verified",
+            location(),
+        )
+        .with_help(
+            "pass the vendor's public key (--trust KEY.jwk.json, TrustedKeys::new)",
+        )]);
+    }
+    match jws::verify_signatures(&signing_payload(manifest), signatures, &trust.keys) {
+        Ok(by) => Ok(SignatureStatus::Verified {
+            by: by.into_iter().map(|k| k.0).collect(),
+        }),
+        Err(e @ JwsError::SignatureInvalid { .. }) => Err(vec![Finding::new(
+            Code::SignatureInvalid,
+            e.to_string(),
+            location(),
+        )]),
+        Err(e) => Err(vec![Finding::new(
+            Code::UntrustedKey,
+            e.to_string(),
+            location(),
+        )]),
+    }
+}
+
+fn check_file_set(
+    manifest: &ManifestFile,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), Vec<Finding>> {
+    let mut findings = Vec::new();
+    // path → (declared digest, pointer of the declaration)
+    let mut expected: BTreeMap<&str, (&Digest, String)> = BTreeMap::new();
+    let mut ids = BTreeSet::new();
+    for (i, skill) in manifest.skills.iter().enumerate() {
+        let pointer = format!("/skills/{i}");
+        if !ids.insert(skill.skill_id.as_str()) {
+            findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!("skill_id {:?} is listed twice", skill.skill_id),
+                at(MANIFEST_PATH).with_pointer(pointer.clone()),
+            ));
+        }
+        if skill.file != interface_path(&skill.skill_id) {
+            findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!(
+                    "the document of {:?} must be {:?}, not {:?}",
+                    skill.skill_id,
+                    interface_path(&skill.skill_id),
+                    skill.file
+                ),
+                at(MANIFEST_PATH).with_pointer(format!("{pointer}/file")),
+            ));
+        }
+        expected.insert(
+            &skill.file,
+            (
+                &skill.interface_digest,
+                format!("{pointer}/interface_digest"),
+            ),
+        );
+    }
+    for (path, digest) in &manifest.files {
+        let pointer = format!("/files/{}", crate::pointer::escape(path));
+        if path == MANIFEST_PATH || expected.contains_key(path.as_str()) {
+            findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!("{path:?} is listed twice"),
+                at(MANIFEST_PATH).with_pointer(pointer.clone()),
+            ));
+        }
+        expected.insert(path, (digest, pointer));
+    }
+    if !manifest.files.contains_key(CARD_FRAGMENT_PATH) {
+        findings.push(Finding::new(
+            Code::BundleInvalid,
+            format!("manifest.json does not list {CARD_FRAGMENT_PATH}"),
+            at(MANIFEST_PATH).with_pointer("/files"),
+        ));
+    }
+    for path in files.keys() {
+        if path != MANIFEST_PATH && !expected.contains_key(path.as_str()) {
+            findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!("unexpected entry {path:?}: manifest.json does not list it"),
+                at(path),
+            ));
+        }
+    }
+    for (path, (digest, pointer)) in &expected {
+        match files.get(*path) {
+            None => findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!("{path:?} is listed in manifest.json but missing from the archive"),
+                at(MANIFEST_PATH).with_pointer(pointer.clone()),
+            )),
+            Some(bytes) => {
+                let actual = Digest::of_bytes(bytes);
+                if actual != **digest {
+                    findings.push(Finding::new(
+                        Code::DigestMismatch,
+                        format!(
+                            "the file's sha256 is {actual}, but manifest.json declares {digest}"
+                        ),
+                        at(path),
+                    ));
+                }
+            }
+        }
+    }
+    if findings.is_empty() {
+        Ok(())
+    } else {
+        Err(findings)
+    }
+}
+
+fn load_skill(
+    schema: &InterfaceSchema,
+    entry: &SkillEntry,
+    bytes: &[u8],
+) -> Result<LoadedSkill, Vec<Finding>> {
+    let file = entry.file.as_str();
+    let document = crate::json::parse_with_depth(bytes, MAX_DOCUMENT_DEPTH).map_err(|e| {
+        let code = if e.limit {
+            Code::ResourceLimitExceeded
+        } else {
+            Code::InterfaceInvalid
+        };
+        vec![Finding::new(
+            code,
+            format!(
+                "the Skill Interface Document is not valid I-JSON: {}",
+                e.message
+            ),
+            at(file).with_position(e.line, e.column),
+        )]
+    })?;
+    let mut findings = Vec::new();
+    let recomputed = Digest::of_value(&document);
+    if recomputed != entry.interface_digest {
+        findings.push(Finding::new(
+            Code::DigestMismatch,
+            format!(
+                "the interface_digest recomputed over the document's JCS bytes is {recomputed}, but manifest.json declares {}",
+                entry.interface_digest
+            ),
+            at(file),
+        ));
+    }
+    for problem in interface::check_document(schema, &document) {
+        findings.push(Finding::new(
+            Code::InterfaceInvalid,
+            problem.message,
+            at(file).with_pointer(problem.pointer),
+        ));
+    }
+    if !findings.is_empty() {
+        return Err(findings);
+    }
+    // The document is valid: every field below exists with its type.
+    let str_at = |p: &str| {
+        document
+            .pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    if str_at("/skill_id") != entry.skill_id || str_at("/skill_version") != entry.skill_version {
+        findings.push(Finding::new(
+            Code::InterfaceInvalid,
+            format!(
+                "the document describes {} {}, but manifest.json lists it as {} {}",
+                str_at("/skill_id"),
+                str_at("/skill_version"),
+                entry.skill_id,
+                entry.skill_version
+            ),
+            at(file),
+        ));
+    }
+    let references = interface::schema_references(&document);
+    // What the document declares for each reference, in the manifest's terms.
+    let kinds: Vec<Option<&str>> = references
+        .iter()
+        .enumerate()
+        .map(|(i, (pointer, _))| match i {
+            0 | 1 => None,
+            _ => document
+                .pointer(pointer.trim_end_matches("/schema_reference"))
+                .and_then(|rec| rec.get("kind"))
+                .and_then(Value::as_str),
+        })
+        .collect();
+    let declared: Vec<[Option<&str>; 6]> = references
+        .iter()
+        .zip(&kinds)
+        .enumerate()
+        .map(|(i, ((_, r), kind))| {
+            let s = |k: &str| r.get(k).and_then(Value::as_str);
+            let role = match i {
+                0 => "input",
+                1 => "output",
+                _ => "record",
+            };
+            [
+                Some(role),
+                *kind,
+                s("schema_uri"),
+                s("version"),
+                s("dialect"),
+                s("digest"),
+            ]
+        })
+        .collect();
+    let listed: Vec<[Option<&str>; 6]> = entry.schemas.iter().map(SchemaEntry::identity).collect();
+    if declared != listed {
+        findings.push(Finding::new(
+            Code::InterfaceInvalid,
+            "the document's Schema References (role, kind, schema_uri, version, dialect, digest) differ from those manifest.json lists",
+            at(file),
+        ));
+    }
+    let mut compiled = Vec::new();
+    for (pointer, reference) in &references {
+        let dialect = reference
+            .get("dialect")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if dialect != DEFAULT_DIALECT {
+            findings.push(Finding::new(
+                Code::InterfaceInvalid,
+                format!("dialect {dialect:?} is not supported; interface version 1.0 supports {DEFAULT_DIALECT}"),
+                at(file).with_pointer(format!("{pointer}/dialect")),
+            ));
+            continue;
+        }
+        let inline = reference
+            .pointer("/resolution/schema")
+            .unwrap_or(&Value::Null);
+        match compile(inline) {
+            Ok(v) => compiled.push(v),
+            Err(e) => findings.push(Finding::new(
+                Code::InterfaceInvalid,
+                format!("the inline schema does not compile: {e}"),
+                at(file).with_pointer(format!("{pointer}/resolution/schema")),
+            )),
+        }
+    }
+    if !findings.is_empty() {
+        return Err(findings);
+    }
+    let mut compiled = compiled.into_iter();
+    let (Some(input), Some(output)) = (compiled.next(), compiled.next()) else {
+        return Err(vec![Finding::new(
+            Code::InterfaceInvalid,
+            "the document lacks an input or output schema",
+            at(file),
+        )]);
+    };
+    let records = kinds
+        .iter()
+        .skip(2)
+        .map(|k| k.unwrap_or_default().to_string())
+        .zip(compiled)
+        .collect();
+    Ok(LoadedSkill {
+        skill_id: entry.skill_id.clone(),
+        skill_version: entry.skill_version.clone(),
+        digest: entry.interface_digest.clone(),
+        document,
+        input,
+        output,
+        records,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FragmentFile {
+    capabilities: FragmentCapabilities,
+    skills: Vec<AgentSkill>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FragmentCapabilities {
+    extensions: Vec<AgentExtension>,
+}
+
+fn check_fragment(
+    manifest: &ManifestFile,
+    bytes: &[u8],
+) -> Result<(AgentExtension, Vec<AgentSkill>, Value), Vec<Finding>> {
+    let file = CARD_FRAGMENT_PATH;
+    let invalid = |message: String, pointer: &str| {
+        vec![Finding::new(
+            Code::BundleInvalid,
+            message,
+            at(file).with_pointer(pointer),
+        )]
+    };
+    let value = crate::json::parse_with_depth(bytes, MAX_MANIFEST_DEPTH).map_err(|e| {
+        vec![Finding::new(
+            Code::BundleInvalid,
+            format!("the Agent Card fragment is not valid I-JSON: {}", e.message),
+            at(file).with_position(e.line, e.column),
+        )]
+    })?;
+    let fragment: FragmentFile = serde_json::from_value(value.clone()).map_err(|e| {
+        invalid(
+            format!("not an A2A Agent Card fragment {{capabilities: {{extensions}}, skills}}: {e}"),
+            "",
+        )
+    })?;
+    let [extension] =
+        <[AgentExtension; 1]>::try_from(fragment.capabilities.extensions).map_err(|v| {
+            invalid(
+                format!("expected exactly one extension, found {}", v.len()),
+                "/capabilities/extensions",
+            )
+        })?;
+    if extension.uri != EXTENSION_URI {
+        return Err(invalid(
+            format!(
+                "the extension URI is {:?}, expected {EXTENSION_URI:?}",
+                extension.uri
+            ),
+            "/capabilities/extensions/0/uri",
+        ));
+    }
+    let params = extension.params.clone().unwrap_or_default();
+    if params.get("interface_version").and_then(Value::as_str) != Some(INTERFACE_VERSION)
+        || params.len() != 2
+    {
+        return Err(invalid(
+            format!("the extension params must be exactly interface_version {INTERFACE_VERSION:?} and skills"),
+            "/capabilities/extensions/0/params",
+        ));
+    }
+    let advertised: &[Value] = params
+        .get("skills")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut findings = Vec::new();
+    if advertised.len() != manifest.skills.len() {
+        findings.push(Finding::new(
+            Code::BundleInvalid,
+            format!(
+                "the extension advertises {} skills, manifest.json lists {}",
+                advertised.len(),
+                manifest.skills.len()
+            ),
+            at(file).with_pointer("/capabilities/extensions/0/params/skills"),
+        ));
+    }
+    for (i, (entry, adv)) in manifest.skills.iter().zip(advertised).enumerate() {
+        let pointer = format!("/capabilities/extensions/0/params/skills/{i}");
+        let expected = json!({
+            "skill_id": entry.skill_id,
+            "skill_version": entry.skill_version,
+            "interface_digest": entry.interface_digest.as_str(),
+        });
+        if *adv == expected {
+            continue;
+        }
+        let mut same_but_digest = adv.clone();
+        same_but_digest["interface_digest"] = expected["interface_digest"].clone();
+        if same_but_digest == expected {
+            findings.push(Finding::new(
+                Code::DigestMismatch,
+                format!(
+                    "the extension advertises interface_digest {} for {}, but its document's digest is {}",
+                    adv["interface_digest"], entry.skill_id, entry.interface_digest
+                ),
+                at(file).with_pointer(format!("{pointer}/interface_digest")),
+            ));
+        } else {
+            findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!(
+                    "the extension entry is not exactly {{skill_id, skill_version, interface_digest}} of {} {} as manifest.json lists it",
+                    entry.skill_id, entry.skill_version
+                ),
+                at(file).with_pointer(pointer),
+            ));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (i, skill) in fragment.skills.iter().enumerate() {
+        if !seen.insert(skill.id.as_str()) {
+            findings.push(Finding::new(
+                Code::BundleInvalid,
+                format!("AgentSkill {:?} appears twice", skill.id),
+                at(file).with_pointer(format!("/skills/{i}/id")),
+            ));
+        }
+    }
+    let mut wanted: BTreeSet<&str> = manifest
+        .skills
+        .iter()
+        .map(|s| s.skill_id.as_str())
+        .collect();
+    wanted.insert(DESCRIBE_SKILL);
+    if seen != wanted {
+        findings.push(Finding::new(
+            Code::BundleInvalid,
+            format!(
+                "the AgentSkill entries ({}) are not describe_skill plus the bundle's skills ({})",
+                seen.iter().copied().collect::<Vec<_>>().join(", "),
+                wanted.iter().copied().collect::<Vec<_>>().join(", ")
+            ),
+            at(file).with_pointer("/skills"),
+        ));
+    }
+    if !findings.is_empty() {
+        return Err(findings);
+    }
+    Ok((extension, fragment.skills, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundles_can_be_shared_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Bundle>();
+    }
+
+    #[test]
+    fn trusted_keys_constructors() {
+        assert!(!TrustedKeys::new(Vec::new()).allows_unsigned());
+        assert!(TrustedKeys::allow_unsigned().allows_unsigned());
+        assert!(TrustedKeys::allow_unsigned().keys().is_empty());
+        assert!(TrustedKeys::new(Vec::new())
+            .and_allow_unsigned()
+            .allows_unsigned());
+    }
+
+    #[test]
+    fn compile_refuses_external_references() {
+        assert!(compile(&serde_json::json!({"type": "object"})).is_ok());
+        assert!(compile(&serde_json::json!({"$ref": "https://example.com/x.json"})).is_err());
+    }
+}
