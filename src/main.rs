@@ -9,7 +9,7 @@
 
 mod render;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use render::Format;
 use serde_json::{json, Value};
 use skillbundle::agent::Request;
@@ -42,6 +42,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Examples:\n  skillbundle completions bash > /etc/bash_completion.d/skillbundle\n  skillbundle completions zsh > \"${fpath[1]}/_skillbundle\"\n  skillbundle completions fish > ~/.config/fish/completions/skillbundle.fish"
+    )]
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) generated from this help.
+    #[command(after_help = "Example:\n  skillbundle man > skillbundle.1 && man ./skillbundle.1")]
+    Man,
     /// Create a new workspace with one complete skill that passes `check` and `build`.
     #[command(
         after_help = "Examples:\n  skillbundle init my-skills\n  skillbundle init . --skill check_reachability\n\nExisting files are never overwritten: if any file of the scaffold exists, nothing is written."
@@ -218,6 +229,25 @@ fn main() -> ExitCode {
             record,
             trust,
         } => validate(format, &bundle, &trust, request, result, record),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "skillbundle",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
+        Command::Man => {
+            let page = clap_mangen::Man::new(Cli::command());
+            match page.render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: cannot write the man page: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
     }
 }
 
@@ -235,8 +265,35 @@ fn skills_json(checked: &pipeline::Checked) -> Vec<Value> {
         .collect()
 }
 
+/// A progress bar on stderr for human output on a terminal: the number of skills
+/// checked and the elapsed time. Nothing at all in json/github/sarif output or when
+/// stderr is not a terminal.
+fn progress(format: Format) -> (pipeline::Progress, Option<indicatif::ProgressBar>) {
+    use std::io::IsTerminal;
+    if format != Format::Human || !std::io::stderr().is_terminal() {
+        return (pipeline::Progress::default(), None);
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} checking skills {pos}/{len} [{elapsed_precise}] {wide_bar}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let observer = bar.clone();
+    let progress = pipeline::Progress::new(move |done, total| {
+        observer.set_length(total as u64);
+        observer.set_position(done as u64);
+    });
+    (progress, Some(bar))
+}
+
 fn check(format: Format, workspace: &Path) -> ExitCode {
-    let checked = pipeline::check(workspace);
+    let (observer, bar) = progress(format);
+    let checked = pipeline::check_with(workspace, &observer);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let doc =
         json!({"ok": checked.ok(), "skills": skills_json(&checked), "findings": checked.findings});
     render::report(format, &checked.findings, &doc, || {
@@ -269,7 +326,15 @@ fn build(
         .iter()
         .map(|k| k.public_key().kid().to_string())
         .collect();
-    let built = pipeline::build(workspace, &out, &pipeline::BuildOptions { sign_keys });
+    let (observer, bar) = progress(format);
+    let options = pipeline::BuildOptions {
+        sign_keys,
+        progress: observer,
+    };
+    let built = pipeline::build(workspace, &out, &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let checked = &built.checked;
     let doc = json!({
         "ok": checked.ok() && built.bundle.is_some(),

@@ -57,6 +57,39 @@ impl Checked {
 
 /// Run every check on the workspace at `root`. Never writes anything.
 pub fn check(root: &Path) -> Checked {
+    check_with(root, &Progress::default())
+}
+
+/// Observes a run: called with (skills done, total skills) as each skill finishes its
+/// own checks, from whichever thread checked it. The library never prints; the binary
+/// turns this into a progress bar.
+#[derive(Clone, Default)]
+pub struct Progress(Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>);
+
+impl Progress {
+    pub fn new(f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
+        Progress(Some(std::sync::Arc::new(f)))
+    }
+
+    fn report(&self, done: usize, total: usize) {
+        if let Some(f) = &self.0 {
+            f(done, total);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(observed)"
+        } else {
+            "Progress(none)"
+        })
+    }
+}
+
+/// [`check`], reporting progress.
+pub fn check_with(root: &Path, progress: &Progress) -> Checked {
     let workspace = match Workspace::open(root) {
         Ok(w) => w,
         Err(findings) => {
@@ -81,10 +114,18 @@ pub fn check(root: &Path) -> Checked {
             }
         }
     };
+    let total = workspace.skill_dirs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    progress.report(0, total);
     let results: Vec<(Option<CheckedSkill>, Vec<Finding>)> = workspace
         .skill_dirs
         .par_iter()
-        .map(|dir| check_skill(&workspace, schema, dir))
+        .map(|dir| {
+            let result = check_skill(&workspace, schema, dir);
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            progress.report(n, total);
+            result
+        })
         .collect();
     let mut findings = Vec::new();
     let mut skills = Vec::new();
@@ -385,11 +426,13 @@ pub struct Built {
 pub struct BuildOptions {
     /// Sign manifest.json with each of these keys (several for key rotation).
     pub sign_keys: Vec<crate::keys::SigningKeyPair>,
+    /// Observes the per-skill checks.
+    pub progress: Progress,
 }
 
 /// Check the workspace and, when every check passes, write the bundle into `out_dir`.
 pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
-    let mut checked = check(root);
+    let mut checked = check_with(root, &options.progress);
     if !checked.ok() {
         return Built {
             checked,
