@@ -309,7 +309,7 @@ fn check(format: Format, workspace: &Path) -> ExitCode {
             .collect();
         lines.insert(
             0,
-            format!("checked {} skills: all checks passed", checked.skills.len()),
+            format!("checked {}: all checks passed", count(checked.skills.len())),
         );
         lines
     })
@@ -345,9 +345,9 @@ fn build(
     });
     render::report(format, &checked.findings, &doc, || {
         let mut lines = vec![format!(
-            "built {} ({} skills, {})",
+            "built {} ({}, {})",
             built.bundle.as_deref().unwrap_or(Path::new("?")).display(),
-            checked.skills.len(),
+            count(checked.skills.len()),
             if signed_by.is_empty() {
                 "unsigned".to_string()
             } else {
@@ -587,17 +587,17 @@ fn verify(format: Format, path: &Path, trust: &TrustArgs) -> ExitCode {
     render::report(format, &[], &doc, || {
         let first = match bundle.signature() {
             SignatureStatus::Verified { by } => format!(
-                "verified {} {}: {} skills, signed by {}",
+                "verified {} {}: {}, signed by {}",
                 bundle.name(),
                 bundle.version(),
-                skills.len(),
+                count(skills.len()),
                 by.join(", ")
             ),
             status => format!(
-                "loaded {} {}: {} skills, but {status}",
+                "loaded {} {}: {}, but {status}",
                 bundle.name(),
                 bundle.version(),
-                skills.len()
+                count(skills.len())
             ),
         };
         let mut lines = vec![first];
@@ -754,4 +754,9 @@ fn validate(
         }),
         Err(e) => render::error_object(format, &e),
     }
+}
+
+/// "1 skill", "3 skills".
+fn count(n: usize) -> String {
+    format!("{n} skill{}", if n == 1 { "" } else { "s" })
 }
