@@ -52,6 +52,24 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+impl JsonError {
+    /// The finding for this error in `file`: `json_invalid`, or `resource_limit_exceeded`
+    /// when a limit refused the text.
+    pub fn into_finding(self, file: &std::path::Path) -> crate::finding::Finding {
+        use crate::finding::{Code, Finding, Location};
+        let code = if self.limit {
+            Code::ResourceLimitExceeded
+        } else {
+            Code::JsonInvalid
+        };
+        Finding::new(
+            code,
+            self.message,
+            Location::file(file).with_position(self.line, self.column),
+        )
+    }
+}
+
 /// Parse `bytes` as one I-JSON value with the default nesting limit.
 pub fn parse(bytes: &[u8]) -> Result<Value, JsonError> {
     parse_with_depth(bytes, DEFAULT_MAX_DEPTH)

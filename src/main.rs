@@ -629,18 +629,7 @@ fn describe(format: Format, path: &Path, skill_id: &str, trust: &TrustArgs) -> E
 fn read_json(path: &Path) -> Result<Value, Finding> {
     let bytes = std::fs::read(path)
         .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
-    skillbundle::json::parse(&bytes).map_err(|e| {
-        let code = if e.limit {
-            Code::ResourceLimitExceeded
-        } else {
-            Code::JsonInvalid
-        };
-        Finding::new(
-            code,
-            e.message,
-            Location::file(path).with_position(e.line, e.column),
-        )
-    })
+    skillbundle::json::parse(&bytes).map_err(|e| e.into_finding(path))
 }
 
 fn card(format: Format, path: &Path, base: Option<&Path>, trust: &TrustArgs) -> ExitCode {

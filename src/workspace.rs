@@ -314,18 +314,7 @@ pub fn read_value(
         crate::yaml::to_json(text, max_depth)
             .map_err(|e| manifest::yaml_finding(e, display, Code::JsonInvalid))?
     } else {
-        crate::json::parse_with_depth(&bytes, max_depth).map_err(|e| {
-            let code = if e.limit {
-                Code::ResourceLimitExceeded
-            } else {
-                Code::JsonInvalid
-            };
-            Finding::new(
-                code,
-                e.message,
-                Location::file(display).with_position(e.line, e.column),
-            )
-        })?
+        crate::json::parse_with_depth(&bytes, max_depth).map_err(|e| e.into_finding(display))?
     };
     Ok((
         value,
