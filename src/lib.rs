@@ -11,6 +11,7 @@
 
 pub mod a2a;
 pub mod bundle;
+pub mod compat;
 pub mod digest;
 pub mod finding;
 pub mod interface;
