@@ -46,6 +46,8 @@ pub enum Code {
     ResourceLimitExceeded,
     /// The lock file would change under `--locked`.
     LockOutdated,
+    /// The lock file is malformed, or an entry is inconsistent or duplicated.
+    LockInvalid,
     /// A bundle archive is malformed or violates the bundle layout.
     BundleInvalid,
     /// A file or schema digest does not match what the manifest declares.
@@ -79,6 +81,7 @@ impl Code {
         Code::IncompatibleChange,
         Code::ResourceLimitExceeded,
         Code::LockOutdated,
+        Code::LockInvalid,
         Code::BundleInvalid,
         Code::DigestMismatch,
         Code::SignatureInvalid,
@@ -106,6 +109,7 @@ impl Code {
             Code::IncompatibleChange => "incompatible_change",
             Code::ResourceLimitExceeded => "resource_limit_exceeded",
             Code::LockOutdated => "lock_outdated",
+            Code::LockInvalid => "lock_invalid",
             Code::BundleInvalid => "bundle_invalid",
             Code::DigestMismatch => "digest_mismatch",
             Code::SignatureInvalid => "signature_invalid",
@@ -266,4 +270,20 @@ pub fn sort(findings: &mut [Finding]) {
                 &b.message,
             ))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_in_the_readme_table() {
+        let readme = include_str!("../README.md");
+        for code in Code::ALL {
+            assert!(
+                readme.contains(&format!("| `{}` |", code.as_str())),
+                "README's error-code table lacks {code}"
+            );
+        }
+    }
 }

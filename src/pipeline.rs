@@ -9,6 +9,7 @@
 use crate::a2a;
 use crate::bundle;
 use crate::digest::Digest;
+use crate::evolution;
 use crate::finding::{self, Code, Finding, Location};
 use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
@@ -57,6 +58,11 @@ impl Checked {
 
 /// Run every check on the workspace at `root`. Never writes anything.
 pub fn check(root: &Path) -> Checked {
+    check_with(root, &evolution::Options::default())
+}
+
+/// [`check`], with options for the release-ledger rules (`--previous`).
+pub fn check_with(root: &Path, options: &evolution::Options) -> Checked {
     let workspace = match Workspace::open(root) {
         Ok(w) => w,
         Err(findings) => {
@@ -93,6 +99,8 @@ pub fn check(root: &Path) -> Checked {
         skills.extend(skill);
     }
     findings.extend(cross_skill(&skills));
+    // Release ledger (skillbundle.lock, --previous): see crate::evolution.
+    findings.extend(evolution::check(&workspace, &skills, options));
     skills.sort_by(|a, b| a.interface.skill_id.cmp(&b.interface.skill_id));
     finding::sort(&mut findings);
     Checked {
@@ -324,15 +332,26 @@ pub struct Built {
     pub checked: Checked,
     /// The bundle written, when every check passed.
     pub bundle: Option<PathBuf>,
+    /// The lock update computed after the checks passed (written when `changed`, unless
+    /// `--locked`).
+    pub lock: Option<evolution::LockUpdate>,
 }
 
 /// Check the workspace and, when every check passes, write the bundle into `out_dir`.
 pub fn build(root: &Path, out_dir: &Path) -> Built {
-    let mut checked = check(root);
+    build_with(root, out_dir, &evolution::Options::default())
+}
+
+/// [`build`], with the release-ledger options. The lock is updated only after the bundle
+/// is written; with `locked`, a lock that would change fails the build before anything
+/// is written.
+pub fn build_with(root: &Path, out_dir: &Path, options: &evolution::Options) -> Built {
+    let mut checked = check_with(root, options);
     if !checked.ok() {
         return Built {
             checked,
             bundle: None,
+            lock: None,
         };
     }
     let ws = checked
@@ -351,9 +370,29 @@ pub fn build(root: &Path, out_dir: &Path) -> Built {
             return Built {
                 checked,
                 bundle: None,
+                lock: None,
             };
         }
     };
+    let lock = match evolution::lock_update(ws, &checked.skills) {
+        Ok(u) => u,
+        Err(f) => {
+            checked.findings.extend(f);
+            return Built {
+                checked,
+                bundle: None,
+                lock: None,
+            };
+        }
+    };
+    if options.locked && lock.changed {
+        checked.findings.push(evolution::outdated(&lock));
+        return Built {
+            checked,
+            bundle: None,
+            lock: Some(lock),
+        };
+    }
     let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
     let contents = bundle::contents(
         &ws.manifest.bundle.name,
@@ -363,21 +402,33 @@ pub fn build(root: &Path, out_dir: &Path) -> Built {
         &card_fragment(&checked.skills),
     );
     let dest = out_dir.join(ws.archive_name());
-    match bundle::write_atomically(&dest, &contents.files) {
-        Ok(path) => Built {
-            checked,
-            bundle: Some(path),
-        },
+    let path = match bundle::write_atomically(&dest, &contents.files) {
+        Ok(path) => path,
         Err(e) => {
             checked.findings.push(Finding::at_file(
                 Code::Io,
                 format!("cannot write the bundle: {e}"),
                 &dest,
             ));
-            Built {
+            return Built {
                 checked,
                 bundle: None,
-            }
+                lock: Some(lock),
+            };
         }
+    };
+    if lock.changed {
+        if let Err(e) = crate::ledger::write_atomically(&lock.path, &lock.bytes) {
+            checked.findings.push(Finding::at_file(
+                Code::Io,
+                format!("the bundle was written, but the lock file could not be: {e}"),
+                &lock.path,
+            ));
+        }
+    }
+    Built {
+        checked,
+        bundle: Some(path),
+        lock: Some(lock),
     }
 }
