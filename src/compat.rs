@@ -284,6 +284,7 @@ pub fn compare_with_limits(old: &Value, new: &Value, limits: Limits) -> Comparis
         visits: 0,
         limits,
         limit_hit: false,
+        disjoint_budget: std::cell::Cell::new(20_000),
     };
     cx.cmp(&At::root(old), &At::root(new), true, 0);
     // One change per (rule, pointers, why): a location reached along two paths is
@@ -815,6 +816,8 @@ struct Cx<'a> {
     visits: usize,
     limits: Limits,
     limit_hit: bool,
+    /// Steps left for the disjointness test of oneOf branches (it recurses).
+    disjoint_budget: std::cell::Cell<usize>,
 }
 
 type SeenKey = (String, String, String, String, bool, bool, bool);
@@ -1199,7 +1202,14 @@ impl<'a> Cx<'a> {
                 ),
             ),
             (Some(old), Some(new)) => {
-                for v in new.iter().filter(|v| !old.iter().any(|w| json_eq(v, w))) {
+                let keys = |vs: &[Value]| -> HashSet<Vec<u8>> {
+                    vs.iter().map(crate::digest::jcs).collect()
+                };
+                let (old_keys, new_keys) = (keys(&old), keys(&new));
+                for v in new
+                    .iter()
+                    .filter(|v| !old_keys.contains(&crate::digest::jcs(v)))
+                {
                     self.emit(
                         pol,
                         "enum-value-added",
@@ -1209,7 +1219,10 @@ impl<'a> Cx<'a> {
                         format!("value {} is now allowed", short(v)),
                     );
                 }
-                for v in old.iter().filter(|v| !new.iter().any(|w| json_eq(v, w))) {
+                for v in old
+                    .iter()
+                    .filter(|v| !new_keys.contains(&crate::digest::jcs(v)))
+                {
                     self.emit(
                         pol,
                         "enum-value-removed",
@@ -1755,6 +1768,13 @@ impl<'a> Cx<'a> {
             }
         };
         let (ro, rn) = (self.props_rest(o), self.props_rest(n));
+        let index = |list: &[(String, At<'a>)]| -> HashMap<String, usize> {
+            list.iter()
+                .enumerate()
+                .map(|(i, (k, _))| (k.clone(), i))
+                .collect()
+        };
+        let (po_index, pn_index) = (index(&po), index(&pn));
         let keyword = |r: &At<'a>| {
             r.ptr
                 .rsplit('/')
@@ -1773,7 +1793,7 @@ impl<'a> Cx<'a> {
             }
         };
         for (name, a) in &po {
-            match pn.iter().find(|(k, _)| k == name) {
+            match pn_index.get(name.as_str()).map(|&i| &pn[i]) {
                 Some((_, b)) => self.cmp(a, b, pol, depth + 1),
                 None => match &rn {
                     Residual::Known(r) => {
@@ -1806,7 +1826,7 @@ impl<'a> Cx<'a> {
             }
         }
         for (name, b) in &pn {
-            if po.iter().any(|(k, _)| k == name) {
+            if po_index.contains_key(name.as_str()) {
                 continue;
             }
             match &ro {
@@ -1851,13 +1871,14 @@ impl<'a> Cx<'a> {
                 .unwrap_or_default()
         };
         let (pato, patn) = (pats(o), pats(n));
+        let (pato_index, patn_index) = (index(&pato), index(&patn));
         let open = |at: &At<'a>| {
             at.v.get("additionalProperties").is_none_or(trivially_true)
                 && at.v.get("unevaluatedProperties").is_none_or(trivially_true)
         };
         let both_open = open(o) && open(n);
         for (p, a) in &pato {
-            match patn.iter().find(|(k, _)| k == p) {
+            match patn_index.get(p.as_str()).map(|&i| &patn[i]) {
                 Some((_, b)) => self.cmp(a, b, pol, depth + 1),
                 None if both_open && trivially_true(a.v) => {}
                 None => self.emit(
@@ -1875,7 +1896,7 @@ impl<'a> Cx<'a> {
             }
         }
         for (p, b) in &patn {
-            if pato.iter().any(|(k, _)| k == p) || (both_open && trivially_true(b.v)) {
+            if pato_index.contains_key(p.as_str()) || (both_open && trivially_true(b.v)) {
                 continue;
             }
             self.emit(
@@ -1905,8 +1926,10 @@ impl<'a> Cx<'a> {
         };
         match (names(o, "required"), names(n, "required")) {
             (Ok(ro), Ok(rn)) => {
+                let (ro_set, rn_set): (HashSet<&String>, HashSet<&String>) =
+                    (ro.iter().collect(), rn.iter().collect());
                 for (i, name) in rn.iter().enumerate() {
-                    if !ro.contains(name) {
+                    if !ro_set.contains(name) {
                         self.emit(
                             pol,
                             "required-added",
@@ -1918,7 +1941,7 @@ impl<'a> Cx<'a> {
                     }
                 }
                 for (i, name) in ro.iter().enumerate() {
-                    if !rn.contains(name) {
+                    if !rn_set.contains(name) {
                         self.emit(
                             pol,
                             "required-removed",
@@ -2072,7 +2095,9 @@ impl<'a> Cx<'a> {
         let mut pairs = Vec::new();
         let mut used_o = vec![false; o.len()];
         let mut used_n = vec![false; n.len()];
-        for (j, b) in n.iter().enumerate() {
+        // Matching equal branches is quadratic; on huge lists pair in order instead.
+        let exact = o.len().saturating_mul(n.len()) <= 250_000;
+        for (j, b) in n.iter().enumerate().filter(|_| exact) {
             if let Some(i) = (0..o.len()).find(|&i| !used_o[i] && json_eq(o[i].v, b.v)) {
                 used_o[i] = true;
                 used_n[j] = true;
@@ -2347,9 +2372,11 @@ impl<'a> Cx<'a> {
 
     /// A sound (incomplete) test that no instance matches both schemas.
     fn disjoint(&self, side: Side, a: &At<'a>, b: &At<'a>, depth: usize) -> bool {
-        if depth > 8 {
+        let budget = self.disjoint_budget.get();
+        if depth > 8 || budget == 0 {
             return false;
         }
+        self.disjoint_budget.set(budget - 1);
         let (Ok(a), Ok(b)) = (self.deref(side, a), self.deref(side, b)) else {
             return false;
         };

@@ -671,3 +671,31 @@ fn the_example_skills_compound_schema_follows_embedded_resources() {
         c.changes
     );
 }
+
+#[test]
+fn hostile_sizes_stay_fast() {
+    let many = |n: usize, f: &dyn Fn(usize) -> Value| -> Vec<Value> { (0..n).map(f).collect() };
+    let started = std::time::Instant::now();
+    // Huge enums, anyOf/oneOf lists, property maps and required lists.
+    let old = json!({
+        "enum": many(40_000, &|i| json!(i)),
+        "anyOf": many(20_000, &|i| json!({"const": i})),
+        "oneOf": many(5_000, &|i| json!({"const": format!("v{i}")})),
+        "properties": Value::Object(many(20_000, &|i| json!(i)).into_iter().map(|i| (format!("p{i}"), json!({"type": "integer"}))).collect()),
+        "required": many(20_000, &|i| json!(format!("p{i}"))),
+    });
+    let mut new = old.clone();
+    new["enum"].as_array_mut().unwrap().push(json!("extra"));
+    new["anyOf"]
+        .as_array_mut()
+        .unwrap()
+        .insert(0, json!({"const": -1}));
+    new["required"].as_array_mut().unwrap().reverse();
+    let c = compare(&old, &new);
+    assert!(c.is_breaking(Role::Output));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "took {:?}",
+        started.elapsed()
+    );
+}
