@@ -422,6 +422,21 @@ fn skill_level_rules_need_a_major_step() {
         );
         build_ok(ws.path());
     }
+    // A schema that took a MAJOR step (even for a change the rules find compatible: only
+    // its publisher knows what it means) takes the skill with it.
+    let ws = workspace();
+    add_optional_input_property(ws.path());
+    set_input_version(ws.path(), "2.0");
+    set_skill_version(ws.path(), "1.1");
+    let found = build_refused(ws.path(), "incompatible_change");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the input schema took a MAJOR step (1.0 → 2.0)"),
+        "{}",
+        found[0]
+    );
     // The opposite moves are MINOR.
     let ws = workspace();
     edit(
