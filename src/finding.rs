@@ -46,6 +46,8 @@ pub enum Code {
     ResourceLimitExceeded,
     /// The lock file would change under `--locked`.
     LockOutdated,
+    /// The lock file is malformed, or an entry is inconsistent or duplicated.
+    LockInvalid,
     /// A bundle archive is malformed or violates the bundle layout.
     BundleInvalid,
     /// A file or schema digest does not match what the manifest declares.
@@ -81,6 +83,7 @@ impl Code {
         Code::IncompatibleChange,
         Code::ResourceLimitExceeded,
         Code::LockOutdated,
+        Code::LockInvalid,
         Code::BundleInvalid,
         Code::DigestMismatch,
         Code::SignatureInvalid,
@@ -109,6 +112,7 @@ impl Code {
             Code::IncompatibleChange => "incompatible_change",
             Code::ResourceLimitExceeded => "resource_limit_exceeded",
             Code::LockOutdated => "lock_outdated",
+            Code::LockInvalid => "lock_invalid",
             Code::BundleInvalid => "bundle_invalid",
             Code::DigestMismatch => "digest_mismatch",
             Code::SignatureInvalid => "signature_invalid",
@@ -149,6 +153,9 @@ impl Code {
             Code::InterfaceInvalid => "a Skill Interface Document fails validation",
             Code::CardInvalid => {
                 "a --base Agent Card is not an A2A 1.0 AgentCard, or already has the extension"
+            }
+            Code::LockInvalid => {
+                "skillbundle.lock is malformed, or an entry is inconsistent or duplicated"
             }
             Code::Io => "a file could not be read or written (exit status 2)",
         }
@@ -305,4 +312,20 @@ pub fn sort(findings: &mut [Finding]) {
                 &b.message,
             ))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_is_in_the_readme_table() {
+        let readme = include_str!("../README.md");
+        for code in Code::ALL {
+            assert!(
+                readme.contains(&format!("| `{}` |", code.as_str())),
+                "README's error-code table lacks {code}"
+            );
+        }
+    }
 }

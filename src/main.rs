@@ -16,7 +16,7 @@ use skillbundle::agent::Request;
 use skillbundle::bundle::{Bundle, SignatureStatus, TrustedKeys};
 use skillbundle::finding::{Code, Finding, Location};
 use skillbundle::keys::{PublicKey, SigningKeyPair};
-use skillbundle::{a2a, bundle, pipeline};
+use skillbundle::{a2a, bundle, evolution, pipeline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -28,7 +28,7 @@ use std::process::ExitCode;
     long_about = "skillbundle reads per-skill YAML manifests and JSON Schemas, checks them strictly, \
 assembles one Skill Interface Document per skill (draft \"schema interfaces\", interface version 1.0), \
 digests it with RFC 8785 (JCS) + SHA-256, and writes a reproducible bundle that agents load at start-up.",
-    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle keygen --out keys/release     make a signing key pair\n  skillbundle build example-skills --sign-key keys/release.key\n  skillbundle verify dist/bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
+    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle build --locked .              what CI runs: fail if skillbundle.lock would change\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle diff old.tar.gz .             every change since a release, and the version steps it needs\n  skillbundle keygen --out keys/release     make a signing key pair\n  skillbundle build example-skills --sign-key keys/release.key\n  skillbundle verify dist/bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
 )]
 struct Cli {
     /// Output format: `human` for people; `json` for one machine-readable document on
@@ -67,7 +67,7 @@ enum Command {
     },
     /// Check a workspace and write its bundle.
     #[command(
-        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic. Nothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged."
+        after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic.   skillbundle build . --locked                       in CI: the committed lock must already record this release\n  skillbundle build . --previous dist/old.tar.gz     also check against a published bundle\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged. New schema and skill versions are then recorded in skillbundle.lock (append-only)."
     )]
     Build {
         /// The workspace directory (holds skillbundle.yaml).
@@ -80,13 +80,34 @@ enum Command {
         /// to sign with several keys, e.g. the old and the new one during a rotation.
         #[arg(long = "sign-key", value_name = "FILE", value_parser = signing_key)]
         sign_key: Vec<SigningKeyPair>,
+        /// Fail with lock_outdated, writing nothing, if skillbundle.lock would change.
+        #[arg(long)]
+        locked: bool,
+        /// A previously published bundle: its versions are checked like the lock's.
+        #[arg(long, value_name = "BUNDLE")]
+        previous: Option<PathBuf>,
     },
     /// Run every check `build` runs, and write nothing.
-    #[command(after_help = "Example:\n  skillbundle check example-skills")]
+    #[command(
+        after_help = "Examples:\n  skillbundle check example-skills\n  skillbundle check . --previous releases/net-skills-1.4.0.tar.gz\n\nThe release rules compare the workspace with skillbundle.lock (and the --previous bundle): a published version never changes, new versions are higher, and a breaking change needs a MAJOR step."
+    )]
     Check {
         /// The workspace directory (holds skillbundle.yaml).
         #[arg(default_value = ".")]
         workspace: PathBuf,
+        /// A previously published bundle: its versions are checked like the lock's.
+        #[arg(long, value_name = "BUNDLE")]
+        previous: Option<PathBuf>,
+    },
+    /// Show every change between two workspaces or bundles, and the version steps they need.
+    #[command(
+        after_help = "Examples:\n  skillbundle diff releases/net-skills-1.4.0.tar.gz .\n  skillbundle diff old-checkout/ new-checkout/ --format json | jq '.skills[] | select(.satisfied | not)'\n\nEach OLD and NEW is a workspace directory or a bundle (.tar.gz). Input schemas may only widen (accept more); output and record schemas may only narrow. A change the rules cannot decide counts as breaking. Exit status 0 when the comparison ran, whatever it found."
+    )]
+    Diff {
+        /// The earlier workspace or bundle.
+        old: PathBuf,
+        /// The later workspace or bundle.
+        new: PathBuf,
     },
     /// Show the skills, versions and digests in a bundle.
     #[command(
@@ -206,8 +227,27 @@ fn main() -> ExitCode {
             workspace,
             out,
             sign_key,
-        } => build(format, &workspace, out, sign_key),
-        Command::Check { workspace } => check(format, &workspace),
+            locked,
+            previous,
+        } => {
+            let ledger = evolution::Options {
+                previous,
+                locked,
+                ignore_ledger: false,
+            };
+            build(format, &workspace, out, sign_key, ledger)
+        }
+        Command::Check {
+            workspace,
+            previous,
+        } => {
+            let ledger = evolution::Options {
+                previous,
+                ..evolution::Options::default()
+            };
+            check(format, &workspace, &ledger)
+        }
+        Command::Diff { old, new } => diff(format, &old, &new),
         Command::Inspect { bundle } => inspect(format, &bundle),
         Command::Digest { files } => digest(format, &files),
         Command::Keygen { out, pem, force } => keygen(format, &out, pem, force),
@@ -288,9 +328,9 @@ fn progress(format: Format) -> (pipeline::Progress, Option<indicatif::ProgressBa
     (progress, Some(bar))
 }
 
-fn check(format: Format, workspace: &Path) -> ExitCode {
+fn check(format: Format, workspace: &Path, ledger: &evolution::Options) -> ExitCode {
     let (observer, bar) = progress(format);
-    let checked = pipeline::check_with(workspace, &observer);
+    let checked = pipeline::check_with(workspace, &observer, ledger);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -320,6 +360,7 @@ fn build(
     workspace: &Path,
     out: Option<PathBuf>,
     sign_keys: Vec<SigningKeyPair>,
+    ledger: evolution::Options,
 ) -> ExitCode {
     let out = out.unwrap_or_else(|| workspace.join("dist"));
     let signed_by: Vec<String> = sign_keys
@@ -330,15 +371,25 @@ fn build(
     let options = pipeline::BuildOptions {
         sign_keys,
         progress: observer,
+        evolution: ledger,
     };
     let built = pipeline::build(workspace, &out, &options);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let checked = &built.checked;
+    let lock = built.lock.as_ref().map(|l| {
+        json!({
+            "path": l.path,
+            "updated": l.changed && checked.ok(),
+            "added_schemas": l.added_schemas.iter().map(|(u, v)| json!({"schema_uri": u, "version": v})).collect::<Vec<_>>(),
+            "added_skills": l.added_skills.iter().map(|(s, v)| json!({"skill_id": s, "skill_version": v})).collect::<Vec<_>>(),
+        })
+    });
     let doc = json!({
         "ok": checked.ok() && built.bundle.is_some(),
         "bundle": built.bundle,
+        "lock": lock,
         "signed_by": signed_by,
         "skills": skills_json(checked),
         "findings": checked.findings,
@@ -360,8 +411,46 @@ fn build(
                 s.interface.skill_id, s.interface.skill_version, s.interface.digest
             )
         }));
+        if let Some(l) = &built.lock {
+            let n = l.added_schemas.len() + l.added_skills.len();
+            lines.push(if l.changed {
+                format!(
+                    "recorded {n} new entr{} in {}",
+                    if n == 1 { "y" } else { "ies" },
+                    l.path.display()
+                )
+            } else {
+                format!("{} is up to date", l.path.display())
+            });
+        }
         lines
     })
+}
+
+fn diff(format: Format, old: &Path, new: &Path) -> ExitCode {
+    let (a, b) = (evolution::snapshot(old), evolution::snapshot(new));
+    let (a, b) = match (a, b) {
+        (Ok(a), Ok(b)) => (a, b),
+        (a, b) => {
+            let mut findings: Vec<Finding> = Vec::new();
+            findings.extend(a.err().unwrap_or_default());
+            findings.extend(b.err().unwrap_or_default());
+            return render::report(
+                format,
+                &findings,
+                &json!({"ok": false, "findings": findings}),
+                Vec::new,
+            );
+        }
+    };
+    let d = evolution::diff(&a, &b);
+    let doc = json!({
+        "ok": true,
+        "satisfied": d.satisfied(),
+        "skills": d.skills,
+        "findings": [],
+    });
+    render::report(format, &[], &doc, || render::diff_lines(&d))
 }
 
 fn inspect(format: Format, path: &Path) -> ExitCode {

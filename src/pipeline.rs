@@ -9,6 +9,7 @@
 use crate::a2a;
 use crate::bundle;
 use crate::digest::Digest;
+use crate::evolution;
 use crate::examples;
 use crate::finding::{self, Code, Finding, Location};
 use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
@@ -57,7 +58,7 @@ impl Checked {
 
 /// Run every check on the workspace at `root`. Never writes anything.
 pub fn check(root: &Path) -> Checked {
-    check_with(root, &Progress::default())
+    check_with(root, &Progress::default(), &evolution::Options::default())
 }
 
 /// Observes a run: called with (skills done, total skills) as each skill finishes its
@@ -88,8 +89,9 @@ impl std::fmt::Debug for Progress {
     }
 }
 
-/// [`check`], reporting progress.
-pub fn check_with(root: &Path, progress: &Progress) -> Checked {
+/// [`check`], reporting progress, with options for the release-ledger rules
+/// (`--previous`).
+pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options) -> Checked {
     let workspace = match Workspace::open(root) {
         Ok(w) => w,
         Err(findings) => {
@@ -134,6 +136,8 @@ pub fn check_with(root: &Path, progress: &Progress) -> Checked {
         skills.extend(skill);
     }
     findings.extend(cross_skill(&skills));
+    // Release ledger (skillbundle.lock, --previous): see crate::evolution.
+    findings.extend(evolution::check(&workspace, &skills, options));
     skills.sort_by(|a, b| a.interface.skill_id.cmp(&b.interface.skill_id));
     finding::sort(&mut findings);
     Checked {
@@ -419,6 +423,9 @@ pub struct Built {
     pub checked: Checked,
     /// The bundle written, when every check passed.
     pub bundle: Option<PathBuf>,
+    /// The lock update computed after the checks passed (written when `changed`, unless
+    /// `--locked`).
+    pub lock: Option<evolution::LockUpdate>,
 }
 
 /// What `build` does besides checking and writing.
@@ -428,15 +435,20 @@ pub struct BuildOptions {
     pub sign_keys: Vec<crate::keys::SigningKeyPair>,
     /// Observes the per-skill checks.
     pub progress: Progress,
+    /// The release-ledger options (`--locked`, `--previous`).
+    pub evolution: evolution::Options,
 }
 
 /// Check the workspace and, when every check passes, write the bundle into `out_dir`.
+/// The lock is updated only after the bundle is written; with `locked`, a lock that
+/// would change fails the build before anything is written.
 pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
-    let mut checked = check_with(root, &options.progress);
+    let mut checked = check_with(root, &options.progress, &options.evolution);
     if !checked.ok() {
         return Built {
             checked,
             bundle: None,
+            lock: None,
         };
     }
     let ws = checked
@@ -455,9 +467,29 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
             return Built {
                 checked,
                 bundle: None,
+                lock: None,
             };
         }
     };
+    let lock = match evolution::lock_update(ws, &checked.skills) {
+        Ok(u) => u,
+        Err(f) => {
+            checked.findings.extend(f);
+            return Built {
+                checked,
+                bundle: None,
+                lock: None,
+            };
+        }
+    };
+    if options.evolution.locked && lock.changed {
+        checked.findings.push(evolution::outdated(&lock));
+        return Built {
+            checked,
+            bundle: None,
+            lock: Some(lock),
+        };
+    }
     let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
     let mut contents = bundle::contents(
         &ws.manifest.bundle.name,
@@ -468,21 +500,33 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
     );
     bundle::sign::sign(&mut contents, &options.sign_keys);
     let dest = out_dir.join(ws.archive_name());
-    match bundle::write_atomically(&dest, &contents.files) {
-        Ok(path) => Built {
-            checked,
-            bundle: Some(path),
-        },
+    let path = match bundle::write_atomically(&dest, &contents.files) {
+        Ok(path) => path,
         Err(e) => {
             checked.findings.push(Finding::at_file(
                 Code::Io,
                 format!("cannot write the bundle: {e}"),
                 &dest,
             ));
-            Built {
+            return Built {
                 checked,
                 bundle: None,
-            }
+                lock: Some(lock),
+            };
         }
+    };
+    if lock.changed {
+        if let Err(e) = crate::ledger::write_atomically(&lock.path, &lock.bytes) {
+            checked.findings.push(Finding::at_file(
+                Code::Io,
+                format!("the bundle was written, but the lock file could not be: {e}"),
+                &lock.path,
+            ));
+        }
+    }
+    Built {
+        checked,
+        bundle: Some(path),
+        lock: Some(lock),
     }
 }

@@ -339,3 +339,115 @@ pub fn sarif(findings: &[Finding]) -> Value {
         }],
     })
 }
+
+/// `skillbundle diff` for people: per skill, its changes and the version steps they need.
+pub fn diff_lines(d: &skillbundle::evolution::Diff) -> Vec<String> {
+    use skillbundle::evolution::{suggest, Step};
+    let step_taken = |a: Option<Step>| match a {
+        Some(Step::None) => "kept its version".to_string(),
+        Some(s) => format!("took a {s} step"),
+        None => "went down".to_string(),
+    };
+    let mut lines = Vec::new();
+    if d.skills.is_empty() {
+        lines.push("no skills on either side".to_string());
+    }
+    for s in &d.skills {
+        let v = |x: &Option<skillbundle::version::Version>| {
+            x.map_or("-".to_string(), |v| v.to_string())
+        };
+        match s.status {
+            "added" => {
+                lines.push(format!("{} {}: added", s.skill_id, v(&s.new_version)));
+                continue;
+            }
+            "removed" => {
+                lines.push(format!("{} {}: removed", s.skill_id, v(&s.old_version)));
+                continue;
+            }
+            "unchanged" => {
+                lines.push(format!("{} {}: unchanged", s.skill_id, v(&s.new_version)));
+                continue;
+            }
+            _ => {}
+        }
+        let mut head = format!(
+            "{} {} → {}: needs {}",
+            s.skill_id,
+            v(&s.old_version),
+            v(&s.new_version),
+            match s.required {
+                Step::None => "no version step".to_string(),
+                r => format!("a {r} step"),
+            }
+        );
+        head.push_str(&format!(", {}", step_taken(s.actual)));
+        if let Some(sug) = s.suggested {
+            head.push_str(&format!(" — not enough: use {sug}"));
+        }
+        lines.push(head);
+        for c in &s.changes {
+            lines.push(format!("  - {} [{}]", c.what, c.required));
+        }
+        for sd in &s.schemas {
+            let (Some(o), Some(n)) = (&sd.old, &sd.new) else {
+                continue;
+            };
+            let target = if o.schema_uri == n.schema_uri {
+                format!("{} {} → {}", o.schema_uri, o.version, n.version)
+            } else {
+                format!(
+                    "{} {} → {} {}",
+                    o.schema_uri, o.version, n.schema_uri, n.version
+                )
+            };
+            let mut line = format!(
+                "  {} {target}: {}, needs {}",
+                sd.label(),
+                if sd.breaking {
+                    "breaking"
+                } else {
+                    "compatible"
+                },
+                match sd.required {
+                    Step::None => "no version step".to_string(),
+                    r => format!("a {r} step"),
+                }
+            );
+            if o.schema_uri == n.schema_uri {
+                line.push_str(&format!(", {}", step_taken(sd.actual)));
+                if !sd.satisfied {
+                    line.push_str(&format!(
+                        " — not enough: use {}",
+                        suggest(&[o.version], o.version, sd.required)
+                    ));
+                }
+            }
+            lines.push(line);
+            for classified in &sd.changes {
+                let c = &classified.change;
+                let pointer = |p: &str| {
+                    if p.is_empty() {
+                        "/".to_string()
+                    } else {
+                        p.to_string()
+                    }
+                };
+                lines.push(format!(
+                    "    {:<10} {} ({}) {} → {}: {}",
+                    if classified.breaking {
+                        "breaking"
+                    } else {
+                        "compatible"
+                    },
+                    c.rule,
+                    c.direction,
+                    pointer(&c.old_pointer),
+                    pointer(&c.new_pointer),
+                    c.why
+                ));
+            }
+        }
+    }
+    lines
+}

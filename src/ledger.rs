@@ -1,0 +1,964 @@
+//! The release ledger: `skillbundle.lock`, the record of every published version.
+//!
+//! The draft makes a published schema version and digest immutable, and a changed
+//! interface a new skill_version. A promise like that needs a memory: the lock file at the
+//! workspace root records every schema (schema_uri, version, dialect, digest, and the
+//! schema itself) and every skill version (skill_id, skill_version, interface_digest, the
+//! Schema References it used, its interaction and authority) that `build` has produced.
+//! The ledger — not a git branch — is the baseline the release rules compare against
+//! (see [`crate::evolution`]); it holds the schemas themselves so that a later version can
+//! be diffed structurally against the one it replaces.
+//!
+//! The file is deterministic, pretty-printed JSON with sorted members and entries sorted
+//! by identity, so a release shows up in `git diff` as a few added entries. It is
+//! append-only: the tool adds entries, never edits or drops one. It is read with the
+//! strict I-JSON reader and checked on every read — a malformed file, a bad digest or
+//! version string, a duplicate entry, a schema that does not hash to its recorded digest
+//! or a skill entry that does not reproduce its interface_digest is `lock_invalid`, never
+//! ignored — and written atomically (temporary file in the same directory, then rename).
+
+use crate::digest::Digest;
+use crate::finding::{Code, Finding, Location};
+use crate::interface::SchemaReference;
+use crate::interface_schema::INTERFACE_VERSION;
+use crate::manifest::{DefaultMode, ResponseMode};
+use crate::version::Version;
+use crate::workspace::Role;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The lock file's name, at the workspace root.
+pub const LOCK_FILE: &str = "skillbundle.lock";
+/// The lock format this version reads and writes.
+pub const FORMAT: &str = "skillbundle-lock/1";
+
+/// One published schema: its identity, digest and content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchemaEntry {
+    pub schema_uri: String,
+    pub version: Version,
+    pub dialect: String,
+    pub digest: Digest,
+    pub schema: Value,
+}
+
+/// A Schema Reference as a skill version used it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaUse {
+    pub role: Role,
+    /// The supporting-record kind, for [`Role::Record`].
+    pub kind: Option<String>,
+    pub schema_uri: String,
+    pub version: Version,
+    pub digest: Digest,
+}
+
+impl SchemaUse {
+    /// `input`, `output`, or `record <kind>`.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            Some(k) => format!("record {k}"),
+            None => self.role.as_str().to_string(),
+        }
+    }
+}
+
+/// One published skill version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillEntry {
+    pub skill_id: String,
+    pub skill_version: Version,
+    pub interface_version: String,
+    pub interface_digest: Digest,
+    /// Input, output, then the records, in document order.
+    pub schemas: Vec<SchemaUse>,
+    pub supported_response_modes: Vec<ResponseMode>,
+    pub cancellable: bool,
+    pub default_mode: DefaultMode,
+    pub approval_may_be_required: bool,
+}
+
+/// Key of a schema entry: (schema_uri, version).
+pub type SchemaKey = (String, Version);
+/// Key of a skill entry: (skill_id, skill_version).
+pub type SkillKey = (String, Version);
+
+/// A set of published schemas and skill versions: the lock's content, or what a
+/// workspace or bundle would publish.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ledger {
+    pub schemas: BTreeMap<SchemaKey, SchemaEntry>,
+    pub skills: BTreeMap<SkillKey, SkillEntry>,
+}
+
+/// An attempt to record an identity that is already recorded with other content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    pub what: String,
+    pub recorded: Digest,
+    pub offered: Digest,
+}
+
+impl Ledger {
+    /// Every recorded version of a schema_uri, ascending.
+    pub fn schema_versions(&self, schema_uri: &str) -> Vec<Version> {
+        self.schemas
+            .keys()
+            .filter(|(u, _)| u == schema_uri)
+            .map(|(_, v)| *v)
+            .collect()
+    }
+
+    /// Every recorded version of a skill_id, ascending.
+    pub fn skill_versions(&self, skill_id: &str) -> Vec<Version> {
+        self.skills
+            .keys()
+            .filter(|(s, _)| s == skill_id)
+            .map(|(_, v)| *v)
+            .collect()
+    }
+
+    pub fn schema(&self, schema_uri: &str, version: Version) -> Option<&SchemaEntry> {
+        self.schemas.get(&(schema_uri.to_string(), version))
+    }
+
+    pub fn skill(&self, skill_id: &str, version: Version) -> Option<&SkillEntry> {
+        self.skills.get(&(skill_id.to_string(), version))
+    }
+
+    /// Add a schema entry. `Ok(true)` when added, `Ok(false)` when the same entry was
+    /// already there; an entry is never replaced.
+    pub fn add_schema(&mut self, entry: SchemaEntry) -> Result<bool, Conflict> {
+        let key = (entry.schema_uri.clone(), entry.version);
+        match self.schemas.get(&key) {
+            Some(old) if old.digest == entry.digest && old.dialect == entry.dialect => Ok(false),
+            Some(old) => Err(Conflict {
+                what: format!("schema {} version {}", entry.schema_uri, entry.version),
+                recorded: old.digest.clone(),
+                offered: entry.digest,
+            }),
+            None => {
+                self.schemas.insert(key, entry);
+                Ok(true)
+            }
+        }
+    }
+
+    /// Add a skill entry, under the same rules as [`Ledger::add_schema`].
+    pub fn add_skill(&mut self, entry: SkillEntry) -> Result<bool, Conflict> {
+        let key = (entry.skill_id.clone(), entry.skill_version);
+        match self.skills.get(&key) {
+            Some(old) if old.interface_digest == entry.interface_digest => Ok(false),
+            Some(old) => Err(Conflict {
+                what: format!("skill {} version {}", entry.skill_id, entry.skill_version),
+                recorded: old.interface_digest.clone(),
+                offered: entry.interface_digest,
+            }),
+            None => {
+                self.skills.insert(key, entry);
+                Ok(true)
+            }
+        }
+    }
+
+    /// Add a skill and the schemas it uses, as read from its Skill Interface Document.
+    pub fn add_document(&mut self, document: &Value, digest: &Digest) -> Result<(), String> {
+        let (skill, schemas) = entries_from_document(document, digest)?;
+        for s in schemas {
+            self.add_schema(s).map_err(|c| conflict_message(&c))?;
+        }
+        self.add_skill(skill).map_err(|c| conflict_message(&c))?;
+        Ok(())
+    }
+
+    /// The Skill Interface Document a skill entry describes, rebuilt from the entry and
+    /// the schema entries it uses; `None` when a schema it uses is not recorded.
+    pub fn document(&self, skill: &SkillEntry) -> Option<Value> {
+        let mut refs = Vec::new();
+        for u in &skill.schemas {
+            let s = self.schema(&u.schema_uri, u.version)?;
+            refs.push((
+                u,
+                SchemaReference {
+                    role: u.role,
+                    kind: u.kind.clone(),
+                    schema_uri: s.schema_uri.clone(),
+                    version: s.version,
+                    dialect: s.dialect.clone(),
+                    digest: s.digest.clone(),
+                    schema: s.schema.clone(),
+                },
+            ));
+        }
+        let find = |role| {
+            refs.iter()
+                .find(|(u, _)| u.role == role)
+                .map(|(_, r)| r.to_json())
+        };
+        let records: Vec<Value> = refs
+            .iter()
+            .filter(|(u, _)| u.role == Role::Record)
+            .map(|(u, r)| json!({"kind": u.kind, "schema_reference": r.to_json()}))
+            .collect();
+        Some(json!({
+            "interface_version": skill.interface_version,
+            "skill_id": skill.skill_id,
+            "skill_version": skill.skill_version.to_string(),
+            "input_schema": find(Role::Input)?,
+            "output_schema": find(Role::Output)?,
+            "supporting_record_schemas": records,
+            "interaction": {
+                "supported_response_modes": skill.supported_response_modes,
+                "cancellable": skill.cancellable,
+            },
+            "authority": {
+                "default_mode": skill.default_mode,
+                "approval_may_be_required": skill.approval_may_be_required,
+            },
+        }))
+    }
+
+    /// The lock file's JSON value: entries sorted by identity, members in a fixed
+    /// order (identity first, the inline schema last, with its own members sorted).
+    pub fn to_json(&self) -> Value {
+        let schemas: Vec<Value> = self
+            .schemas
+            .values()
+            .map(|s| {
+                json!({
+                    "schema_uri": s.schema_uri,
+                    "version": s.version.to_string(),
+                    "dialect": s.dialect,
+                    "digest": s.digest.as_str(),
+                    "schema": sorted(&s.schema),
+                })
+            })
+            .collect();
+        let skills: Vec<Value> = self
+            .skills
+            .values()
+            .map(|s| {
+                let uses: Vec<Value> = s
+                    .schemas
+                    .iter()
+                    .map(|u| {
+                        let mut v = json!({"role": u.role.as_str()});
+                        if let Some(k) = &u.kind {
+                            v["kind"] = json!(k);
+                        }
+                        v["schema_uri"] = json!(u.schema_uri);
+                        v["version"] = json!(u.version.to_string());
+                        v["digest"] = json!(u.digest.as_str());
+                        v
+                    })
+                    .collect();
+                json!({
+                    "skill_id": s.skill_id,
+                    "skill_version": s.skill_version.to_string(),
+                    "interface_version": s.interface_version,
+                    "interface_digest": s.interface_digest.as_str(),
+                    "interaction": {
+                        "supported_response_modes": s.supported_response_modes,
+                        "cancellable": s.cancellable,
+                    },
+                    "authority": {
+                        "default_mode": s.default_mode,
+                        "approval_may_be_required": s.approval_may_be_required,
+                    },
+                    "schemas": uses,
+                })
+            })
+            .collect();
+        json!({"format": FORMAT, "schemas": schemas, "skills": skills})
+    }
+
+    /// The lock file's bytes: [`Ledger::to_json`] pretty-printed, with a final newline.
+    /// The same ledger always gives the same bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out =
+            serde_json::to_vec_pretty(&self.to_json()).expect("a Value always serializes");
+        out.push(b'\n');
+        out
+    }
+
+    /// Parse and check a lock file. `display` names it in findings.
+    pub fn parse(bytes: &[u8], display: &Path) -> Result<Ledger, Vec<Finding>> {
+        let value = crate::json::parse(bytes).map_err(|e| {
+            vec![lock_finding(
+                Location::file(display).with_position(e.line, e.column),
+                format!("the lock file is not valid I-JSON: {}", e.message),
+            )]
+        })?;
+        let mut r = Reader {
+            bytes,
+            display,
+            findings: Vec::new(),
+        };
+        let ledger = r.ledger(&value);
+        if r.findings.is_empty() {
+            Ok(ledger)
+        } else {
+            Err(r.findings)
+        }
+    }
+
+    /// Read `root/skillbundle.lock`; an absent file is an empty ledger.
+    pub fn load(root: &Path) -> Result<LockFile, Vec<Finding>> {
+        let path = root.join(LOCK_FILE);
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let ledger = Ledger::parse(&bytes, &path)?;
+                Ok(LockFile {
+                    path,
+                    bytes: Some(bytes),
+                    ledger,
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LockFile {
+                path,
+                bytes: None,
+                ledger: Ledger::default(),
+            }),
+            Err(e) => Err(vec![Finding::at_file(
+                Code::Io,
+                format!("cannot read the lock file: {e}"),
+                &path,
+            )]),
+        }
+    }
+}
+
+/// A lock file as found on disk.
+#[derive(Debug, Clone)]
+pub struct LockFile {
+    pub path: PathBuf,
+    /// The bytes read; `None` when there is no lock file yet.
+    pub bytes: Option<Vec<u8>>,
+    pub ledger: Ledger,
+}
+
+/// A value with every object's members in JCS (sorted) order.
+fn sorted(value: &Value) -> Value {
+    serde_json::from_slice(&crate::digest::jcs(value)).expect("JCS output is valid JSON")
+}
+
+fn conflict_message(c: &Conflict) -> String {
+    format!(
+        "{} appears twice with different content ({} and {})",
+        c.what, c.recorded, c.offered
+    )
+}
+
+fn lock_finding(location: Location, message: String) -> Finding {
+    Finding::new(Code::LockInvalid, message, location).with_help(
+        "skillbundle.lock is written by `skillbundle build`; restore it from version control instead of editing it by hand",
+    )
+}
+
+/// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed
+/// and renamed over `path`. A failure leaves the old file untouched and nothing behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".skillbundle-lock-")
+        .suffix(".partial")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The ledger entries a Skill Interface Document describes: the skill and its schemas.
+/// Every inline schema must match its declared digest.
+pub fn entries_from_document(
+    document: &Value,
+    digest: &Digest,
+) -> Result<(SkillEntry, Vec<SchemaEntry>), String> {
+    let str_at = |p: &str| {
+        document
+            .pointer(p)
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("the interface document has no string at {p}"))
+    };
+    let version_at = |p: &str| -> Result<Version, String> {
+        str_at(p)?
+            .parse()
+            .map_err(|e: crate::version::VersionError| format!("{p}: {e}"))
+    };
+    let mut schemas = Vec::new();
+    let mut uses = Vec::new();
+    let mut refs: Vec<(Role, Option<String>, String)> = vec![
+        (Role::Input, None, "/input_schema".into()),
+        (Role::Output, None, "/output_schema".into()),
+    ];
+    let records = document
+        .get("supporting_record_schemas")
+        .and_then(Value::as_array)
+        .ok_or("the interface document has no supporting_record_schemas array")?;
+    for i in 0..records.len() {
+        let kind = str_at(&format!("/supporting_record_schemas/{i}/kind"))?;
+        refs.push((
+            Role::Record,
+            Some(kind.to_string()),
+            format!("/supporting_record_schemas/{i}/schema_reference"),
+        ));
+    }
+    for (role, kind, p) in refs {
+        let schema = document
+            .pointer(&format!("{p}/resolution/schema"))
+            .ok_or_else(|| format!("{p} has no inline schema"))?
+            .clone();
+        let declared: Digest = str_at(&format!("{p}/digest"))?.parse()?;
+        let actual = Digest::of_value(&schema);
+        if declared != actual {
+            return Err(format!(
+                "{p}: the declared digest {declared} does not match the inline schema's digest {actual}"
+            ));
+        }
+        let entry = SchemaEntry {
+            schema_uri: str_at(&format!("{p}/schema_uri"))?.to_string(),
+            version: version_at(&format!("{p}/version"))?,
+            dialect: str_at(&format!("{p}/dialect"))?.to_string(),
+            digest: declared,
+            schema,
+        };
+        uses.push(SchemaUse {
+            role,
+            kind,
+            schema_uri: entry.schema_uri.clone(),
+            version: entry.version,
+            digest: entry.digest.clone(),
+        });
+        schemas.push(entry);
+    }
+    let field = |p: &str| {
+        document
+            .pointer(p)
+            .cloned()
+            .ok_or_else(|| format!("the interface document has nothing at {p}"))
+    };
+    let parse = |p: &str| -> Result<Value, String> { field(p) };
+    let skill = SkillEntry {
+        skill_id: str_at("/skill_id")?.to_string(),
+        skill_version: version_at("/skill_version")?,
+        interface_version: str_at("/interface_version")?.to_string(),
+        interface_digest: digest.clone(),
+        schemas: uses,
+        supported_response_modes: serde_json::from_value(parse(
+            "/interaction/supported_response_modes",
+        )?)
+        .map_err(|e| format!("/interaction/supported_response_modes: {e}"))?,
+        cancellable: field("/interaction/cancellable")?
+            .as_bool()
+            .ok_or("/interaction/cancellable is not a boolean")?,
+        default_mode: serde_json::from_value(parse("/authority/default_mode")?)
+            .map_err(|e| format!("/authority/default_mode: {e}"))?,
+        approval_may_be_required: field("/authority/approval_may_be_required")?
+            .as_bool()
+            .ok_or("/authority/approval_may_be_required is not a boolean")?,
+    };
+    Ok((skill, schemas))
+}
+
+/// Reads a lock file's value, collecting every problem with its pointer.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    display: &'a Path,
+    findings: Vec<Finding>,
+}
+
+impl Reader<'_> {
+    fn fail(&mut self, pointer: &str, message: impl Into<String>) {
+        let mut loc = Location::file(self.display).with_pointer(pointer);
+        if let Some((l, c)) = crate::json::locate(self.bytes, pointer) {
+            loc = loc.with_position(l, c);
+        }
+        self.findings.push(lock_finding(loc, message.into()));
+    }
+
+    /// The object at `pointer`, checking it has exactly the `required` members plus
+    /// any of `optional`.
+    fn object<'v>(
+        &mut self,
+        v: &'v Value,
+        pointer: &str,
+        required: &[&str],
+        optional: &[&str],
+    ) -> Option<&'v Map<String, Value>> {
+        let Some(m) = v.as_object() else {
+            self.fail(pointer, "expected an object");
+            return None;
+        };
+        let mut ok = true;
+        for k in m.keys() {
+            if !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
+                self.fail(
+                    &crate::pointer::child(pointer, k),
+                    format!("unknown member `{k}`"),
+                );
+                ok = false;
+            }
+        }
+        for k in required {
+            if !m.contains_key(*k) {
+                self.fail(pointer, format!("missing member `{k}`"));
+                ok = false;
+            }
+        }
+        ok.then_some(m)
+    }
+
+    fn string(&mut self, m: &Map<String, Value>, pointer: &str, key: &str) -> Option<String> {
+        match m.get(key).and_then(Value::as_str) {
+            Some(s) if !s.is_empty() => Some(s.to_string()),
+            _ => {
+                self.fail(
+                    &crate::pointer::child(pointer, key),
+                    format!("`{key}` must be a non-empty string"),
+                );
+                None
+            }
+        }
+    }
+
+    fn version(&mut self, m: &Map<String, Value>, pointer: &str, key: &str) -> Option<Version> {
+        let s = self.string(m, pointer, key)?;
+        match s.parse() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.fail(&crate::pointer::child(pointer, key), format!("{e}"));
+                None
+            }
+        }
+    }
+
+    fn digest(&mut self, m: &Map<String, Value>, pointer: &str, key: &str) -> Option<Digest> {
+        let s = self.string(m, pointer, key)?;
+        match s.parse() {
+            Ok(d) => Some(d),
+            Err(e) => {
+                self.fail(&crate::pointer::child(pointer, key), e);
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, m: &Map<String, Value>, pointer: &str, key: &str) -> Option<bool> {
+        let b = m.get(key).and_then(Value::as_bool);
+        if b.is_none() {
+            self.fail(
+                &crate::pointer::child(pointer, key),
+                format!("`{key}` must be a boolean"),
+            );
+        }
+        b
+    }
+
+    fn typed<T: serde::de::DeserializeOwned>(
+        &mut self,
+        m: &Map<String, Value>,
+        pointer: &str,
+        key: &str,
+    ) -> Option<T> {
+        let v = m.get(key)?.clone();
+        match serde_json::from_value(v) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.fail(&crate::pointer::child(pointer, key), format!("{e}"));
+                None
+            }
+        }
+    }
+
+    fn array<'v>(&mut self, m: &'v Map<String, Value>, pointer: &str, key: &str) -> &'v [Value] {
+        match m.get(key).and_then(Value::as_array) {
+            Some(a) => a,
+            None => {
+                self.fail(
+                    &crate::pointer::child(pointer, key),
+                    format!("`{key}` must be an array"),
+                );
+                &[]
+            }
+        }
+    }
+
+    fn ledger(&mut self, value: &Value) -> Ledger {
+        let mut ledger = Ledger::default();
+        let Some(top) = self.object(value, "", &["format", "schemas", "skills"], &[]) else {
+            return ledger;
+        };
+        if top.get("format").and_then(Value::as_str) != Some(FORMAT) {
+            self.fail(
+                "/format",
+                format!(
+                    "unsupported lock format {}; this skillbundle reads {FORMAT:?}",
+                    top.get("format").map_or("(none)".into(), Value::to_string)
+                ),
+            );
+            return ledger;
+        }
+        let mut first_at: BTreeMap<SchemaKey, String> = BTreeMap::new();
+        // A refused schema entry is reported once, not again by every skill using it.
+        let mut schemas_refused = false;
+        for (i, v) in self.array(top, "", "schemas").iter().enumerate() {
+            let p = format!("/schemas/{i}");
+            let entry = self.schema_entry(v, &p);
+            schemas_refused |= entry.is_none();
+            if let Some(entry) = entry {
+                let key = (entry.schema_uri.clone(), entry.version);
+                if let Some(first) = first_at.get(&key) {
+                    self.fail(
+                        &p,
+                        format!(
+                            "duplicate entry for schema {} version {} (first at {first})",
+                            key.0, key.1
+                        ),
+                    );
+                    continue;
+                }
+                first_at.insert(key.clone(), p);
+                ledger.schemas.insert(key, entry);
+            }
+        }
+        let mut first_skill: BTreeMap<SkillKey, String> = BTreeMap::new();
+        for (i, v) in self.array(top, "", "skills").iter().enumerate() {
+            let p = format!("/skills/{i}");
+            let Some(entry) = self.skill_entry(v, &p) else {
+                continue;
+            };
+            let key = (entry.skill_id.clone(), entry.skill_version);
+            if let Some(first) = first_skill.get(&key) {
+                self.fail(
+                    &p,
+                    format!(
+                        "duplicate entry for skill {} version {} (first at {first})",
+                        key.0, key.1
+                    ),
+                );
+                continue;
+            }
+            // Every schema it used is recorded, with the same digest, and together they
+            // reproduce the recorded interface_digest.
+            let mut complete = true;
+            for (j, u) in entry.schemas.iter().enumerate() {
+                match ledger.schema(&u.schema_uri, u.version) {
+                    Some(s) if s.digest == u.digest => {}
+                    Some(s) => {
+                        self.fail(
+                            &format!("{p}/schemas/{j}/digest"),
+                            format!(
+                                "the skill used schema {} version {} with digest {}, but the lock records it with digest {}",
+                                u.schema_uri, u.version, u.digest, s.digest
+                            ),
+                        );
+                        complete = false;
+                    }
+                    None if schemas_refused => complete = false,
+                    None => {
+                        self.fail(
+                            &format!("{p}/schemas/{j}"),
+                            format!(
+                                "the skill uses schema {} version {}, which has no entry in `schemas`",
+                                u.schema_uri, u.version
+                            ),
+                        );
+                        complete = false;
+                    }
+                }
+            }
+            if complete {
+                let rebuilt = ledger.document(&entry).map(|d| Digest::of_value(&d));
+                if rebuilt.as_ref() != Some(&entry.interface_digest) {
+                    self.fail(
+                        &format!("{p}/interface_digest"),
+                        format!(
+                            "the entry does not reproduce its interface_digest {} (rebuilt: {})",
+                            entry.interface_digest,
+                            rebuilt.map_or("nothing".into(), |d| d.to_string())
+                        ),
+                    );
+                    continue;
+                }
+            }
+            first_skill.insert(key.clone(), p);
+            ledger.skills.insert(key, entry);
+        }
+        ledger
+    }
+
+    fn schema_entry(&mut self, v: &Value, p: &str) -> Option<SchemaEntry> {
+        let m = self.object(
+            v,
+            p,
+            &["schema_uri", "version", "dialect", "digest", "schema"],
+            &[],
+        )?;
+        let schema_uri = self.string(m, p, "schema_uri");
+        let version = self.version(m, p, "version");
+        let dialect = self.string(m, p, "dialect");
+        let digest = self.digest(m, p, "digest");
+        let schema = m.get("schema").cloned()?;
+        if !(schema.is_object() || schema.is_boolean()) {
+            self.fail(
+                &format!("{p}/schema"),
+                "`schema` must be a JSON Schema (object or boolean)",
+            );
+            return None;
+        }
+        let digest = digest?;
+        let actual = Digest::of_value(&schema);
+        if actual != digest {
+            self.fail(
+                &format!("{p}/digest"),
+                format!("the recorded digest {digest} does not match the recorded schema, which hashes to {actual}"),
+            );
+            return None;
+        }
+        Some(SchemaEntry {
+            schema_uri: schema_uri?,
+            version: version?,
+            dialect: dialect?,
+            digest,
+            schema,
+        })
+    }
+
+    fn skill_entry(&mut self, v: &Value, p: &str) -> Option<SkillEntry> {
+        let m = self.object(
+            v,
+            p,
+            &[
+                "skill_id",
+                "skill_version",
+                "interface_version",
+                "interface_digest",
+                "schemas",
+                "interaction",
+                "authority",
+            ],
+            &[],
+        )?;
+        let skill_id = self.string(m, p, "skill_id");
+        let skill_version = self.version(m, p, "skill_version");
+        let interface_version = self.string(m, p, "interface_version");
+        if interface_version
+            .as_deref()
+            .is_some_and(|v| v != INTERFACE_VERSION)
+        {
+            self.fail(
+                &format!("{p}/interface_version"),
+                format!(
+                    "unsupported interface_version; this skillbundle writes {INTERFACE_VERSION:?}"
+                ),
+            );
+        }
+        let interface_digest = self.digest(m, p, "interface_digest");
+        let mut uses = Vec::new();
+        let mut ok = true;
+        for (j, u) in self.array(m, p, "schemas").iter().enumerate() {
+            let up = format!("{p}/schemas/{j}");
+            match self.schema_use(u, &up) {
+                Some(u) => uses.push(u),
+                None => ok = false,
+            }
+        }
+        let roles: Vec<Role> = uses.iter().map(|u| u.role).collect();
+        let count = |r| roles.iter().filter(|x| **x == r).count();
+        if ok && (count(Role::Input) != 1 || count(Role::Output) != 1) {
+            self.fail(
+                &format!("{p}/schemas"),
+                "a skill entry uses exactly one input and one output schema",
+            );
+            ok = false;
+        }
+        let ip = format!("{p}/interaction");
+        let interaction = self.object(
+            m.get("interaction")?,
+            &ip,
+            &["supported_response_modes", "cancellable"],
+            &[],
+        );
+        let (modes, cancellable) = match interaction {
+            Some(i) => (
+                self.typed::<Vec<ResponseMode>>(i, &ip, "supported_response_modes"),
+                self.boolean(i, &ip, "cancellable"),
+            ),
+            None => (None, None),
+        };
+        let ap = format!("{p}/authority");
+        let authority = self.object(
+            m.get("authority")?,
+            &ap,
+            &["default_mode", "approval_may_be_required"],
+            &[],
+        );
+        let (mode, approval) = match authority {
+            Some(a) => (
+                self.typed::<DefaultMode>(a, &ap, "default_mode"),
+                self.boolean(a, &ap, "approval_may_be_required"),
+            ),
+            None => (None, None),
+        };
+        if !ok {
+            return None;
+        }
+        Some(SkillEntry {
+            skill_id: skill_id?,
+            skill_version: skill_version?,
+            interface_version: interface_version?,
+            interface_digest: interface_digest?,
+            schemas: uses,
+            supported_response_modes: modes?,
+            cancellable: cancellable?,
+            default_mode: mode?,
+            approval_may_be_required: approval?,
+        })
+    }
+
+    fn schema_use(&mut self, v: &Value, p: &str) -> Option<SchemaUse> {
+        let m = self.object(
+            v,
+            p,
+            &["role", "schema_uri", "version", "digest"],
+            &["kind"],
+        )?;
+        let role = match m.get("role").and_then(Value::as_str) {
+            Some("input") => Some(Role::Input),
+            Some("output") => Some(Role::Output),
+            Some("record") => Some(Role::Record),
+            _ => {
+                self.fail(
+                    &format!("{p}/role"),
+                    "`role` must be \"input\", \"output\" or \"record\"",
+                );
+                None
+            }
+        };
+        let kind = match m.get("kind") {
+            None => None,
+            Some(_) => Some(self.string(m, p, "kind")?),
+        };
+        if let Some(r) = role {
+            if (r == Role::Record) != kind.is_some() {
+                self.fail(
+                    p,
+                    "a record schema has a `kind`; input and output schemas do not",
+                );
+                return None;
+            }
+        }
+        Some(SchemaUse {
+            role: role?,
+            kind,
+            schema_uri: self.string(m, p, "schema_uri")?,
+            version: self.version(m, p, "version")?,
+            digest: self.digest(m, p, "digest")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Ledger {
+        let mut l = Ledger::default();
+        let doc = json!({
+            "interface_version": "1.0",
+            "skill_id": "s",
+            "skill_version": "1.0",
+            "input_schema": {"schema_uri": "urn:in", "version": "1.0", "dialect": "d", "digest": Digest::of_value(&json!({"type": "object"})).as_str(), "resolution": {"type": "inline", "schema": {"type": "object"}}},
+            "output_schema": {"schema_uri": "urn:out", "version": "1.0", "dialect": "d", "digest": Digest::of_value(&json!(true)).as_str(), "resolution": {"type": "inline", "schema": true}},
+            "supporting_record_schemas": [],
+            "interaction": {"supported_response_modes": ["sync"], "cancellable": false},
+            "authority": {"default_mode": "observe_only", "approval_may_be_required": false},
+        });
+        l.add_document(&doc, &Digest::of_value(&doc)).unwrap();
+        l
+    }
+
+    #[test]
+    fn round_trips_and_rebuilds_the_document() {
+        let l = sample();
+        let bytes = l.to_bytes();
+        let back = Ledger::parse(&bytes, Path::new("skillbundle.lock")).unwrap();
+        assert_eq!(back, l);
+        assert_eq!(back.to_bytes(), bytes);
+        let skill = back.skill("s", Version::new(1, 0)).unwrap();
+        assert_eq!(
+            Digest::of_value(&back.document(skill).unwrap()),
+            skill.interface_digest
+        );
+    }
+
+    #[test]
+    fn entries_are_never_replaced() {
+        let mut l = sample();
+        let mut entry = l.schemas.values().next().unwrap().clone();
+        assert_eq!(l.add_schema(entry.clone()), Ok(false));
+        entry.schema = json!({"type": "string"});
+        entry.digest = Digest::of_value(&entry.schema);
+        assert!(l.add_schema(entry).is_err());
+    }
+
+    fn refused(edit: impl FnOnce(&mut Value)) -> Vec<Finding> {
+        let mut v = sample().to_json();
+        edit(&mut v);
+        let bytes = serde_json::to_vec_pretty(&v).unwrap();
+        Ledger::parse(&bytes, Path::new("skillbundle.lock")).unwrap_err()
+    }
+
+    #[test]
+    fn refuses_bad_locks_with_pointers() {
+        let f = refused(|v| v["schemas"][0]["digest"] = json!("sha256:XYZ"));
+        assert_eq!(f[0].code, Code::LockInvalid);
+        assert_eq!(f[0].location.pointer.as_deref(), Some("/schemas/0/digest"));
+        assert!(f[0].location.line.is_some());
+        let f = refused(|v| v["schemas"][0]["version"] = json!("1.00"));
+        assert_eq!(f[0].location.pointer.as_deref(), Some("/schemas/0/version"));
+        let f = refused(|v| {
+            let dup = v["schemas"][0].clone();
+            v["schemas"].as_array_mut().unwrap().push(dup);
+        });
+        assert!(f[0].message.contains("duplicate entry"), "{f:?}");
+        let f = refused(|v| v["schemas"][1]["schema"] = json!({"type": "string"}));
+        assert!(
+            f[0].message.contains("does not match the recorded schema"),
+            "{f:?}"
+        );
+        let f = refused(|v| v["skills"][0]["authority"]["default_mode"] = json!("execute"));
+        assert!(
+            f[0].message
+                .contains("does not reproduce its interface_digest"),
+            "{f:?}"
+        );
+        let f = refused(|v| v["format"] = json!("skillbundle-lock/9"));
+        assert!(f[0].message.contains("unsupported lock format"));
+        let f = refused(|v| v["extra"] = json!(1));
+        assert!(f[0].message.contains("unknown member"));
+        assert!(Ledger::parse(b"{\"format\": 1,", Path::new("l")).is_err());
+    }
+
+    #[test]
+    fn writes_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
