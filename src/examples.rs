@@ -173,18 +173,35 @@ fn collect(
     }
 }
 
-/// Run one example against its compiled schema.
+/// The real path of an example file, which must resolve inside the workspace at `root`:
+/// an example (or sidecar) that is a symbolic link to a file elsewhere is refused before
+/// it is read, so no byte from outside the workspace reaches a finding.
+fn inside(root: &Path, path: &Path) -> Result<PathBuf, Finding> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(Finding::at_file(Code::PathInvalid, "not a file path", path));
+    };
+    crate::manifest::resolve_inside(root, dir, &name.to_string_lossy())
+        .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, path))
+}
+
+/// Run one example against its compiled schema. `root` is the workspace: examples are
+/// only read from inside it.
 pub fn run(
+    root: &Path,
     example: &Example,
     validator: &Validator,
     max_bytes: u64,
     max_depth: usize,
 ) -> Vec<Finding> {
-    let (instance, source) =
-        match workspace::read_value(&example.path, &example.path, max_bytes, max_depth) {
-            Ok(v) => v,
-            Err(f) => return vec![f],
-        };
+    let real = match inside(root, &example.path) {
+        Ok(real) => real,
+        Err(f) => return vec![f],
+    };
+    let (instance, source) = match workspace::read_value(&real, &example.path, max_bytes, max_depth)
+    {
+        Ok(v) => v,
+        Err(f) => return vec![f],
+    };
     let errors = validator.errors(&instance);
     let what = match &example.kind {
         Some(k) => format!("record kind {k:?}"),
@@ -225,7 +242,11 @@ pub fn run(
     if !expect_path.is_file() {
         return Vec::new();
     }
-    let expectation: Expectation = match crate::manifest::read(&expect_path, &expect_path) {
+    let expect_real = match inside(root, &expect_path) {
+        Ok(real) => real,
+        Err(f) => return vec![f],
+    };
+    let expectation: Expectation = match crate::manifest::read(&expect_real, &expect_path) {
         Ok(e) => e,
         Err(f) => return vec![f],
     };
