@@ -81,485 +81,108 @@ const fn generated(name: &'static str, f: fn(&Path, &Path), code: &'static str) 
     }
 }
 
+#[rustfmt::skip]
 const JSON_CASES: &[Case] = &[
-    file(
-        "json: duplicate member name",
-        "json-duplicate-key.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: duplicate name, same value",
-        "json-duplicate-key-same-value.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: duplicate name spelled with an escape",
-        "json-duplicate-key-escaped.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: lone surrogate",
-        "json-lone-surrogate.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: integer beyond 2^53",
-        "json-integer-beyond-2-53.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: integral float JCS writes beyond 2^53",
-        "json-integral-float-beyond-2-53.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
+    file("json: duplicate member name", "json-duplicate-key.json", ERC_INPUT, "json_invalid"),
+    file("json: duplicate name, same value", "json-duplicate-key-same-value.json", ERC_INPUT, "json_invalid"),
+    file("json: duplicate name spelled with an escape", "json-duplicate-key-escaped.json", ERC_INPUT, "json_invalid"),
+    file("json: lone surrogate", "json-lone-surrogate.json", ERC_INPUT, "json_invalid"),
+    file("json: integer beyond 2^53", "json-integer-beyond-2-53.json", ERC_INPUT, "json_invalid"),
+    file("json: integral float JCS writes beyond 2^53", "json-integral-float-beyond-2-53.json", ERC_INPUT, "json_invalid"),
     file("json: NaN", "json-nan.json", ERC_INPUT, "json_invalid"),
-    file(
-        "json: float overflow",
-        "json-float-overflow.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: trailing data",
-        "json-trailing-data.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: byte order mark",
-        "json-bom.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: Latin-1, not UTF-8",
-        "json-latin1.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: raw control character",
-        "json-control-char.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: truncated",
-        "json-truncated.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: empty file",
-        "json-empty.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: comment",
-        "json-comment.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: single quotes",
-        "json-single-quotes.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: leading zero",
-        "json-leading-zero.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "json: trailing comma",
-        "json-trailing-comma.json",
-        ERC_INPUT,
-        "json_invalid",
-    ),
+    file("json: float overflow", "json-float-overflow.json", ERC_INPUT, "json_invalid"),
+    file("json: trailing data", "json-trailing-data.json", ERC_INPUT, "json_invalid"),
+    file("json: byte order mark", "json-bom.json", ERC_INPUT, "json_invalid"),
+    file("json: Latin-1, not UTF-8", "json-latin1.json", ERC_INPUT, "json_invalid"),
+    file("json: raw control character", "json-control-char.json", ERC_INPUT, "json_invalid"),
+    file("json: truncated", "json-truncated.json", ERC_INPUT, "json_invalid"),
+    file("json: empty file", "json-empty.json", ERC_INPUT, "json_invalid"),
+    file("json: comment", "json-comment.json", ERC_INPUT, "json_invalid"),
+    file("json: single quotes", "json-single-quotes.json", ERC_INPUT, "json_invalid"),
+    file("json: leading zero", "json-leading-zero.json", ERC_INPUT, "json_invalid"),
+    file("json: trailing comma", "json-trailing-comma.json", ERC_INPUT, "json_invalid"),
     generated("json: random binary", gen_binary_schema, "json_invalid"),
-    generated(
-        "json: 100,000 levels of nesting",
-        gen_deep_json,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "json: 64 MiB schema file",
-        gen_huge_schema,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "json: 2 MiB string",
-        gen_huge_string,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "json: 2 MiB example",
-        gen_huge_example,
-        "resource_limit_exceeded",
-    ),
+    generated("json: 100,000 levels of nesting", gen_deep_json, "resource_limit_exceeded"),
+    generated("json: 64 MiB schema file", gen_huge_schema, "resource_limit_exceeded"),
+    generated("json: 2 MiB string", gen_huge_string, "resource_limit_exceeded"),
+    generated("json: 2 MiB example", gen_huge_example, "resource_limit_exceeded"),
 ];
 
+#[rustfmt::skip]
 const YAML_CASES: &[Case] = &[
-    file(
-        "yaml schema: duplicate key",
-        "yaml-schema-duplicate-key.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: merge key",
-        "yaml-schema-merge-key.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: non-string key",
-        "yaml-schema-non-string-key.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: .inf",
-        "yaml-schema-infinity.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: two documents",
-        "yaml-schema-two-documents.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: unknown tag",
-        "yaml-schema-unknown-tag.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: integer beyond 2^53",
-        "yaml-schema-integer-beyond-2-53.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: integral float JCS writes beyond 2^53",
-        "yaml-schema-integral-float-beyond-2-53.yaml",
-        MIC_INPUT,
-        "json_invalid",
-    ),
-    file(
-        "yaml schema: alias bomb",
-        "yaml-schema-alias-bomb.yaml",
-        MIC_INPUT,
-        "resource_limit_exceeded",
-    ),
-    edit(
-        "yaml: `yes` is not a boolean",
-        ERC_SKILL,
-        "cancellable: true",
-        "cancellable: yes",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: `off` is not a boolean",
-        ERC_SKILL,
-        "approval_may_be_required: false",
-        "approval_may_be_required: off",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: unquoted 1.10",
-        ERC_SKILL,
-        "skill_version: \"1.0\"",
-        "skill_version: 1.10",
-        "version_invalid",
-    ),
-    edit(
-        "yaml: octal-looking 010",
-        ERC_SKILL,
-        "skill_version: \"1.0\"",
-        "skill_version: 010",
-        "version_invalid",
-    ),
-    edit(
-        "yaml: unquoted 1.0 as a schema version",
-        ERC_SKILL,
-        "version: \"1.0\"}",
-        "version: 1.0}",
-        "version_invalid",
-    ),
-    edit(
-        "yaml: null skill_id",
-        ERC_SKILL,
-        "skill_id: evaluate_resource_condition",
-        "skill_id: ~",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: duplicate key",
-        ERC_SKILL,
-        "skill_version: \"1.0\"",
-        "skill_version: \"1.0\"\nskill_version: \"2.0\"",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: merge key",
-        ERC_SKILL,
-        "interaction: {",
-        "base: &b {cancellable: true}\ninteraction: {<<: *b, ",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: second document",
-        ERC_SKILL,
-        "approval_may_be_required: false}",
-        "approval_may_be_required: false}\n---\nskill_id: other\n",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: unknown tag",
-        ERC_SKILL,
-        "skill_id: evaluate_resource_condition",
-        "skill_id: !!python/object/apply:os.system [id]",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: !include of a file outside",
-        ERC_SKILL,
-        "skill_id: evaluate_resource_condition",
-        "skill_id: !include /etc/hostname",
-        "manifest_invalid",
-    ),
-    edit(
-        "yaml: misspelt field",
-        ERC_SKILL,
-        "interaction:",
-        "interacton:",
-        "manifest_invalid",
-    ),
-    generated(
-        "yaml: alias bomb in a manifest",
-        gen_manifest_alias_bomb,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "yaml: 10,000 levels of nesting",
-        gen_deep_yaml,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "yaml: 2 MiB manifest",
-        gen_huge_manifest,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "yaml: manifest not UTF-8",
-        gen_latin1_manifest,
-        "manifest_invalid",
-    ),
+    file("yaml schema: duplicate key", "yaml-schema-duplicate-key.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: merge key", "yaml-schema-merge-key.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: non-string key", "yaml-schema-non-string-key.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: .inf", "yaml-schema-infinity.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: two documents", "yaml-schema-two-documents.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: unknown tag", "yaml-schema-unknown-tag.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: integer beyond 2^53", "yaml-schema-integer-beyond-2-53.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: integral float JCS writes beyond 2^53", "yaml-schema-integral-float-beyond-2-53.yaml", MIC_INPUT, "json_invalid"),
+    file("yaml schema: alias bomb", "yaml-schema-alias-bomb.yaml", MIC_INPUT, "resource_limit_exceeded"),
+    edit("yaml: `yes` is not a boolean", ERC_SKILL, "cancellable: true", "cancellable: yes", "manifest_invalid"),
+    edit("yaml: `off` is not a boolean", ERC_SKILL, "approval_may_be_required: false", "approval_may_be_required: off", "manifest_invalid"),
+    edit("yaml: unquoted 1.10", ERC_SKILL, "skill_version: \"1.0\"", "skill_version: 1.10", "version_invalid"),
+    edit("yaml: octal-looking 010", ERC_SKILL, "skill_version: \"1.0\"", "skill_version: 010", "version_invalid"),
+    edit("yaml: unquoted 1.0 as a schema version", ERC_SKILL, "version: \"1.0\"}", "version: 1.0}", "version_invalid"),
+    edit("yaml: null skill_id", ERC_SKILL, "skill_id: evaluate_resource_condition", "skill_id: ~", "manifest_invalid"),
+    edit("yaml: duplicate key", ERC_SKILL, "skill_version: \"1.0\"", "skill_version: \"1.0\"\nskill_version: \"2.0\"", "manifest_invalid"),
+    edit("yaml: merge key", ERC_SKILL, "interaction: {", "base: &b {cancellable: true}\ninteraction: {<<: *b, ", "manifest_invalid"),
+    edit("yaml: second document", ERC_SKILL, "approval_may_be_required: false}", "approval_may_be_required: false}\n---\nskill_id: other\n", "manifest_invalid"),
+    edit("yaml: unknown tag", ERC_SKILL, "skill_id: evaluate_resource_condition", "skill_id: !!python/object/apply:os.system [id]", "manifest_invalid"),
+    edit("yaml: !include of a file outside", ERC_SKILL, "skill_id: evaluate_resource_condition", "skill_id: !include /etc/hostname", "manifest_invalid"),
+    edit("yaml: misspelt field", ERC_SKILL, "interaction:", "interacton:", "manifest_invalid"),
+    generated("yaml: alias bomb in a manifest", gen_manifest_alias_bomb, "resource_limit_exceeded"),
+    generated("yaml: 10,000 levels of nesting", gen_deep_yaml, "resource_limit_exceeded"),
+    generated("yaml: 2 MiB manifest", gen_huge_manifest, "resource_limit_exceeded"),
+    generated("yaml: manifest not UTF-8", gen_latin1_manifest, "manifest_invalid"),
 ];
 
+#[rustfmt::skip]
 const PATH_CASES: &[Case] = &[
-    edit(
-        "path: `..` in a schema path",
-        ERC_SKILL,
-        "file: schemas/input.json",
-        "file: ../../../../../etc/passwd",
-        "path_invalid",
-    ),
-    edit(
-        "path: absolute schema path",
-        ERC_SKILL,
-        "file: schemas/input.json",
-        "file: /etc/passwd",
-        "path_invalid",
-    ),
-    edit(
-        "path: a directory as a schema",
-        ERC_SKILL,
-        "file: schemas/input.json",
-        "file: schemas",
-        "path_invalid",
-    ),
-    edit(
-        "path: skills pattern leaving the workspace",
-        WORKSPACE,
-        "bundle:",
-        "skills: [\"../*\"]\nbundle:",
-        "path_invalid",
-    ),
-    edit(
-        "path: bundle name that climbs out of dist/",
-        WORKSPACE,
-        "name: example-network-skills",
-        "name: ../../escaped",
-        "manifest_invalid",
-    ),
-    generated(
-        "path: workspace over the size limit",
-        gen_huge_workspace,
-        "resource_limit_exceeded",
-    ),
+    edit("path: `..` in a schema path", ERC_SKILL, "file: schemas/input.json", "file: ../../../../../etc/passwd", "path_invalid"),
+    edit("path: absolute schema path", ERC_SKILL, "file: schemas/input.json", "file: /etc/passwd", "path_invalid"),
+    edit("path: a directory as a schema", ERC_SKILL, "file: schemas/input.json", "file: schemas", "path_invalid"),
+    edit("path: skills pattern leaving the workspace", WORKSPACE, "bundle:", "skills: [\"../*\"]\nbundle:", "path_invalid"),
+    edit("path: bundle name that climbs out of dist/", WORKSPACE, "name: example-network-skills", "name: ../../escaped", "manifest_invalid"),
+    generated("path: workspace over the size limit", gen_huge_workspace, "resource_limit_exceeded"),
 ];
 
 #[cfg(unix)]
+#[rustfmt::skip]
 const LINK_CASES: &[Case] = &[
-    generated(
-        "symlink: schema to a file outside",
-        gen_link_schema,
-        "path_invalid",
-    ),
-    generated(
-        "symlink: example to a file outside",
-        gen_link_example,
-        "path_invalid",
-    ),
-    generated(
-        "symlink: expectation sidecar to a file outside",
-        gen_link_expectation,
-        "path_invalid",
-    ),
-    generated(
-        "symlink: skill.yaml to a file outside",
-        gen_link_manifest,
-        "path_invalid",
-    ),
-    generated(
-        "symlink: skill directory to a directory outside",
-        gen_link_skill_dir,
-        "path_invalid",
-    ),
-    generated(
-        "fifo: schema that would block a reader",
-        gen_fifo_schema,
-        "path_invalid",
-    ),
+    generated("symlink: schema to a file outside", gen_link_schema, "path_invalid"),
+    generated("symlink: example to a file outside", gen_link_example, "path_invalid"),
+    generated("symlink: expectation sidecar to a file outside", gen_link_expectation, "path_invalid"),
+    generated("symlink: skill.yaml to a file outside", gen_link_manifest, "path_invalid"),
+    generated("symlink: skill directory to a directory outside", gen_link_skill_dir, "path_invalid"),
+    generated("fifo: schema that would block a reader", gen_fifo_schema, "path_invalid"),
+    generated("terminal escapes in a file name", gen_escape_file_name, "fixture_failed"),
 ];
 
+#[rustfmt::skip]
 const REFERENCE_CASES: &[Case] = &[
-    file(
-        "ref: https URL",
-        "ref-network.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: loopback URL",
-        "ref-loopback.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: file URL",
-        "ref-file-url.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: sibling schema file",
-        "ref-relative-file.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: `..` path",
-        "ref-parent-dir.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: the meta-schema",
-        "ref-metaschema.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: relative after a remote $id",
-        "ref-id-rebase.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: external $dynamicRef",
-        "ref-dynamic-external.json",
-        ERC_INPUT,
-        "ref_external",
-    ),
-    file(
-        "ref: two-step cycle",
-        "ref-cycle.json",
-        ERC_INPUT,
-        "resource_limit_exceeded",
-    ),
-    file(
-        "ref: self cycle",
-        "ref-self.json",
-        ERC_INPUT,
-        "resource_limit_exceeded",
-    ),
-    file(
-        "ref: dangling pointer",
-        "ref-dangling.json",
-        ERC_INPUT,
-        "ref_unresolved",
-    ),
-    file(
-        "ref: missing anchor",
-        "ref-missing-anchor.json",
-        ERC_INPUT,
-        "ref_unresolved",
-    ),
-    generated(
-        "ref: 1,001 references",
-        gen_many_refs,
-        "resource_limit_exceeded",
-    ),
-    generated(
-        "ref: chain of 40 hops",
-        gen_ref_chain,
-        "resource_limit_exceeded",
-    ),
-    file(
-        "regex: over the length limit",
-        "pattern-too-long.json",
-        ERC_INPUT,
-        "resource_limit_exceeded",
-    ),
-    file(
-        "regex: does not compile",
-        "pattern-invalid.json",
-        ERC_INPUT,
-        "schema_invalid",
-    ),
-    generated(
-        "regex: catastrophic backtracking",
-        gen_backtracking,
-        "fixture_failed",
-    ),
-    file(
-        "format: unknown name",
-        "schema-unknown-format.json",
-        ERC_INPUT,
-        "schema_invalid",
-    ),
-    file(
-        "schema: an array is not a schema",
-        "schema-not-a-schema.json",
-        ERC_INPUT,
-        "schema_invalid",
-    ),
+    file("ref: https URL", "ref-network.json", ERC_INPUT, "ref_external"),
+    file("ref: loopback URL", "ref-loopback.json", ERC_INPUT, "ref_external"),
+    file("ref: file URL", "ref-file-url.json", ERC_INPUT, "ref_external"),
+    file("ref: sibling schema file", "ref-relative-file.json", ERC_INPUT, "ref_external"),
+    file("ref: `..` path", "ref-parent-dir.json", ERC_INPUT, "ref_external"),
+    file("ref: the meta-schema", "ref-metaschema.json", ERC_INPUT, "ref_external"),
+    file("ref: relative after a remote $id", "ref-id-rebase.json", ERC_INPUT, "ref_external"),
+    file("ref: external $dynamicRef", "ref-dynamic-external.json", ERC_INPUT, "ref_external"),
+    file("ref: two-step cycle", "ref-cycle.json", ERC_INPUT, "resource_limit_exceeded"),
+    file("ref: self cycle", "ref-self.json", ERC_INPUT, "resource_limit_exceeded"),
+    file("ref: dangling pointer", "ref-dangling.json", ERC_INPUT, "ref_unresolved"),
+    file("ref: missing anchor", "ref-missing-anchor.json", ERC_INPUT, "ref_unresolved"),
+    generated("ref: 1,001 references", gen_many_refs, "resource_limit_exceeded"),
+    generated("ref: chain of 40 hops", gen_ref_chain, "resource_limit_exceeded"),
+    file("regex: over the length limit", "pattern-too-long.json", ERC_INPUT, "resource_limit_exceeded"),
+    file("regex: does not compile", "pattern-invalid.json", ERC_INPUT, "schema_invalid"),
+    generated("regex: catastrophic backtracking", gen_backtracking, "fixture_failed"),
+    file("format: unknown name", "schema-unknown-format.json", ERC_INPUT, "schema_invalid"),
+    file("schema: an array is not a schema", "schema-not-a-schema.json", ERC_INPUT, "schema_invalid"),
 ];
 
+#[rustfmt::skip]
 const CONFLICT_CASES: &[Case] = &[
     file("dialect: draft-07 $schema", "dialect-draft-07.json", ERC_INPUT, "dialect_mismatch"),
     file("dialect: embedded resource switches", "dialect-embedded-switch.json", ERC_INPUT, "dialect_mismatch"),
@@ -715,6 +338,14 @@ fn gen_fifo_schema(ws: &Path, _: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
 }
 
+#[cfg(unix)]
+fn gen_escape_file_name(ws: &Path, _: &Path) {
+    // OSC 0 (set the window title) and a colour change, in a stray example's name.
+    let dir = at(ws, ERC_EXAMPLE);
+    let name = "x\u{1b}]0;pwned\u{7}\u{1b}[31m.txt";
+    write(&dir.parent().unwrap().join(name), "{}");
+}
+
 fn gen_many_refs(ws: &Path, _: &Path) {
     let props: Vec<String> = (0..1001)
         .map(|i| format!("\"p{i}\": {{\"$ref\": \"#/$defs/s\"}}"))
@@ -860,6 +491,17 @@ fn run_workspace_case(case: &Case) -> Result<(), String> {
     let out = run(&["build", ".", "--format", "json"], ws.path());
     let took = start.elapsed();
     judge(&out, took, case.code)?;
+    // The human report shows control characters from the input escaped.
+    let human = run(&["check", "."], ws.path());
+    if human.status != 1 {
+        return Err(format!("check exited {}", human.status));
+    }
+    if let Some(c) = (human.stderr.clone() + &human.stdout)
+        .chars()
+        .find(|c| c.is_control() && *c != '\n')
+    {
+        return Err(format!("human output holds the control character {c:?}"));
+    }
     if out.stdout.contains("s3cr3t") || out.stderr.contains("s3cr3t") {
         return Err("a file outside the workspace was read into the report".into());
     }
@@ -1050,245 +692,70 @@ const fn bundle_case(
     }
 }
 
+#[rustfmt::skip]
 const BUNDLE_CASES: &[BundleCase] = &[
-    bundle_case(
-        "archive: `..` entry",
-        |fx, p| write(p, fx.with(&[Raw::file(b"../evil.json", b"{}")])),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: absolute entry",
-        |fx, p| write(p, fx.with(&[Raw::file(b"/tmp/evil.json", b"{}")])),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: `.` component",
-        |fx, p| write(p, fx.with(&[Raw::file(b"a2a/./x.json", b"{}")])),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: symbolic link",
-        |fx, p| {
-            write(
-                p,
-                fx.with(&[Raw::kind(
-                    b"link",
-                    tar::EntryType::Symlink,
-                    Some("/etc/passwd"),
-                )]),
-            )
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: hard link",
-        |fx, p| {
-            write(
-                p,
-                fx.with(&[Raw::kind(
-                    b"hard",
-                    tar::EntryType::Link,
-                    Some("manifest.json"),
-                )]),
-            )
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: directory",
-        |fx, p| {
-            write(
-                p,
-                fx.with(&[Raw::kind(b"dir/", tar::EntryType::Directory, None)]),
-            )
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: device",
-        |fx, p| write(p, fx.with(&[Raw::kind(b"dev", tar::EntryType::Char, None)])),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: FIFO",
-        |fx, p| {
-            write(
-                p,
-                fx.with(&[Raw::kind(b"fifo", tar::EntryType::Fifo, None)]),
-            )
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: pax header",
-        |fx, p| {
-            write(
-                p,
-                fx.with(&[Raw::kind(b"pax", tar::EntryType::XHeader, None)]),
-            )
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: non-UTF-8 name",
-        |fx, p| write(p, fx.with(&[Raw::file(b"caf\xe9.json", b"{}")])),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: manifest.json twice",
-        |fx, p| write(p, fx.with(&[Raw::file(b"manifest.json", b"{}")])),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: truncated",
-        |fx, p| {
-            let v = fx.valid();
-            write(p, &v[..v.len() / 2])
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: bytes after the gzip stream",
-        |fx, p| {
-            let mut v = fx.valid();
-            v.extend_from_slice(b"trailing");
-            write(p, v)
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: not gzip",
-        |_, p| write(p, b"PK\x03\x04 a zip file, not a bundle"),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: empty file",
-        |_, p| write(p, b""),
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: corrupt deflate data",
-        |fx, p| {
-            let mut v = fx.valid();
-            let mid = v.len() / 2;
-            v[mid] ^= 0xff;
-            v[mid + 1] ^= 0x55;
-            write(p, v)
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: gzip bomb",
-        |_, p| write(p, gzip_bomb((1 << 30) + (1 << 20))),
-        true,
-        "resource_limit_exceeded",
-    ),
-    bundle_case(
-        "archive: entry declared larger than the limit",
-        |fx, p| {
-            write(
-                p,
-                fx.with(&[Raw {
-                    size: Some(65 << 20),
-                    ..Raw::file(b"big.json", b"{}")
-                }]),
-            )
-        },
-        true,
-        "resource_limit_exceeded",
-    ),
-    bundle_case(
-        "archive: entry shorter than declared",
-        |_, p| {
-            write(
-                p,
-                gzip(&tar(&[Raw {
-                    size: Some(100_000),
-                    ..Raw::file(b"manifest.json", b"{}")
-                }])),
-            )
-        },
-        true,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "archive: bundle file over the size limit",
-        |_, p| {
-            std::fs::File::create(p)
-                .unwrap()
-                .set_len((1 << 30) + 1)
-                .unwrap()
-        },
-        true,
-        "resource_limit_exceeded",
-    ),
-    bundle_case(
-        "bundle: unlisted extra entry",
-        |fx, p| write(p, fx.with(&[Raw::file(b"interfaces/extra.json", b"{}")])),
-        false,
-        "bundle_invalid",
-    ),
-    bundle_case(
-        "bundle: interface document changed",
-        |fx, p| {
-            let mut files = fx.files.clone();
-            let doc = files
-                .get_mut("interfaces/evaluate_resource_condition.json")
-                .unwrap();
-            let i = doc.iter().position(|&b| b == b'9').unwrap_or(10);
-            doc[i] = b'8';
-            write(p, pack(&files))
-        },
-        false,
-        "digest_mismatch",
-    ),
-    bundle_case(
-        "bundle: signatures removed",
-        |fx, p| {
-            let mut files = fx.files.clone();
-            let mut m: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
-            m.as_object_mut().unwrap().remove("signatures");
-            files.insert("manifest.json".into(), bundle::stable_pretty(&m));
-            write(p, pack(&files))
-        },
-        false,
-        "untrusted_key",
-    ),
-    bundle_case(
-        "bundle: manifest nested deeply",
-        |fx, p| {
-            let mut files = fx.files.clone();
-            files.insert(
-                "manifest.json".into(),
-                format!(
-                    "{{\"format\": \"skillbundle/1\", \"x\": {}{}}}",
-                    "[".repeat(5000),
-                    "]".repeat(5000)
-                )
-                .into_bytes(),
-            );
-            write(p, pack(&files))
-        },
-        false,
-        "resource_limit_exceeded",
-    ),
+    bundle_case("archive: `..` entry", |fx, p| write(p, fx.with(&[Raw::file(b"../evil.json", b"{}")])), true, "bundle_invalid"),
+    bundle_case("archive: absolute entry", |fx, p| write(p, fx.with(&[Raw::file(b"/tmp/evil.json", b"{}")])), true, "bundle_invalid"),
+    bundle_case("archive: `.` component", |fx, p| write(p, fx.with(&[Raw::file(b"a2a/./x.json", b"{}")])), true, "bundle_invalid"),
+    bundle_case("archive: symbolic link", |fx, p| write(p, fx.with(&[Raw::kind(b"link", tar::EntryType::Symlink, Some("/etc/passwd"))])), true, "bundle_invalid"),
+    bundle_case("archive: hard link", |fx, p| write(p, fx.with(&[Raw::kind(b"hard", tar::EntryType::Link, Some("manifest.json"))])), true, "bundle_invalid"),
+    bundle_case("archive: directory", |fx, p| write(p, fx.with(&[Raw::kind(b"dir/", tar::EntryType::Directory, None)])), true, "bundle_invalid"),
+    bundle_case("archive: device", |fx, p| write(p, fx.with(&[Raw::kind(b"dev", tar::EntryType::Char, None)])), true, "bundle_invalid"),
+    bundle_case("archive: FIFO", |fx, p| write(p, fx.with(&[Raw::kind(b"fifo", tar::EntryType::Fifo, None)])), true, "bundle_invalid"),
+    bundle_case("archive: pax header", |fx, p| write(p, fx.with(&[Raw::kind(b"pax", tar::EntryType::XHeader, None)])), true, "bundle_invalid"),
+    bundle_case("archive: non-UTF-8 name", |fx, p| write(p, fx.with(&[Raw::file(b"caf\xe9.json", b"{}")])), true, "bundle_invalid"),
+    bundle_case("archive: manifest.json twice", |fx, p| write(p, fx.with(&[Raw::file(b"manifest.json", b"{}")])), true, "bundle_invalid"),
+    bundle_case("archive: truncated", |fx, p| { let v = fx.valid(); write(p, &v[..v.len() / 2]) }, true, "bundle_invalid"),
+    bundle_case("archive: bytes after the gzip stream", |fx, p| write(p, [fx.valid(), b"trailing".to_vec()].concat()), true, "bundle_invalid"),
+    bundle_case("archive: not gzip", |_, p| write(p, b"PK\x03\x04 a zip file, not a bundle"), true, "bundle_invalid"),
+    bundle_case("archive: empty file", |_, p| write(p, b""), true, "bundle_invalid"),
+    bundle_case("archive: corrupt deflate data", make_corrupt, true, "bundle_invalid"),
+    bundle_case("archive: gzip bomb", |_, p| write(p, gzip_bomb((1 << 30) + (1 << 20))), true, "resource_limit_exceeded"),
+    bundle_case("archive: entry declared larger than the limit", |fx, p| write(p, fx.with(&[Raw { size: Some(65 << 20), ..Raw::file(b"big.json", b"{}") }])), true, "resource_limit_exceeded"),
+    bundle_case("archive: entry shorter than declared", |_, p| write(p, gzip(&tar(&[Raw { size: Some(100_000), ..Raw::file(b"manifest.json", b"{}") }]))), true, "bundle_invalid"),
+    bundle_case("archive: bundle file over the size limit", |_, p| std::fs::File::create(p).unwrap().set_len((1 << 30) + 1).unwrap(), true, "resource_limit_exceeded"),
+    bundle_case("bundle: unlisted extra entry", |fx, p| write(p, fx.with(&[Raw::file(b"interfaces/extra.json", b"{}")])), false, "bundle_invalid"),
+    bundle_case("bundle: interface document changed", make_changed_document, false, "digest_mismatch"),
+    bundle_case("bundle: signatures removed", make_unsigned, false, "untrusted_key"),
+    bundle_case("bundle: manifest nested deeply", make_deep_manifest, false, "resource_limit_exceeded"),
 ];
+
+fn make_corrupt(fx: &Fixture, p: &Path) {
+    let mut v = fx.valid();
+    let mid = v.len() / 2;
+    v[mid] ^= 0xff;
+    v[mid + 1] ^= 0x55;
+    write(p, v);
+}
+
+fn make_changed_document(fx: &Fixture, p: &Path) {
+    let mut files = fx.files.clone();
+    let doc = files
+        .get_mut("interfaces/evaluate_resource_condition.json")
+        .unwrap();
+    let i = doc.iter().position(|&b| b == b'9').unwrap_or(10);
+    doc[i] = b'8';
+    write(p, pack(&files));
+}
+
+fn make_unsigned(fx: &Fixture, p: &Path) {
+    let mut files = fx.files.clone();
+    let mut m: serde_json::Value = serde_json::from_slice(&files["manifest.json"]).unwrap();
+    m.as_object_mut().unwrap().remove("signatures");
+    files.insert("manifest.json".into(), bundle::stable_pretty(&m));
+    write(p, pack(&files));
+}
+
+fn make_deep_manifest(fx: &Fixture, p: &Path) {
+    let mut files = fx.files.clone();
+    let deep = format!(
+        "{{\"format\": \"skillbundle/1\", \"x\": {}{}}}",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    files.insert("manifest.json".into(), deep.into_bytes());
+    write(p, pack(&files));
+}
 
 fn pack(files: &BTreeMap<String, Vec<u8>>) -> Vec<u8> {
     bundle::archive::write(
