@@ -305,20 +305,10 @@ fn inspect(format: Format, path: &Path) -> ExitCode {
         render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new)
     };
     let limits = bundle::archive::ReadLimits::default();
-    // The same bound `verify` applies, checked before the file is read into memory.
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() > limits.max_total_bytes => {
-            return fail(
-                Code::ResourceLimitExceeded,
-                "the bundle file is larger than the size limit".into(),
-            )
-        }
-        Ok(_) => {}
-        Err(e) => return fail(Code::Io, format!("cannot read the bundle: {e}")),
-    }
-    let bytes = match std::fs::read(path) {
+    // The same bounded read `verify` uses.
+    let bytes = match bundle::read_file(path, limits.max_total_bytes) {
         Ok(b) => b,
-        Err(e) => return fail(Code::Io, format!("cannot read the bundle: {e}")),
+        Err(f) => return fail(f.code, f.message),
     };
     let files = match bundle::archive::read(&bytes, limits) {
         Ok(f) => f,

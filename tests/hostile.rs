@@ -714,11 +714,19 @@ const BUNDLE_CASES: &[BundleCase] = &[
     bundle_case("archive: entry declared larger than the limit", |fx, p| write(p, fx.with(&[Raw { size: Some(65 << 20), ..Raw::file(b"big.json", b"{}") }])), true, "resource_limit_exceeded"),
     bundle_case("archive: entry shorter than declared", |_, p| write(p, gzip(&tar(&[Raw { size: Some(100_000), ..Raw::file(b"manifest.json", b"{}") }]))), true, "bundle_invalid"),
     bundle_case("archive: bundle file over the size limit", |_, p| std::fs::File::create(p).unwrap().set_len((1 << 30) + 1).unwrap(), true, "resource_limit_exceeded"),
+    bundle_case("archive: bundle path leads to /dev/zero", |_, p| link_to_dev_zero(p), true, "bundle_invalid"),
     bundle_case("bundle: unlisted extra entry", |fx, p| write(p, fx.with(&[Raw::file(b"interfaces/extra.json", b"{}")])), false, "bundle_invalid"),
     bundle_case("bundle: interface document changed", make_changed_document, false, "digest_mismatch"),
     bundle_case("bundle: signatures removed", make_unsigned, false, "untrusted_key"),
     bundle_case("bundle: manifest nested deeply", make_deep_manifest, false, "resource_limit_exceeded"),
 ];
+
+fn link_to_dev_zero(p: &Path) {
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+    #[cfg(not(unix))]
+    write(p, b"");
+}
 
 fn make_corrupt(fx: &Fixture, p: &Path) {
     let mut v = fx.valid();

@@ -12,6 +12,7 @@ pub mod sign;
 pub use load::{Bundle, SignatureStatus, TrustedKeys};
 
 use crate::digest::{jcs, Digest};
+use crate::finding::{Code, Finding};
 use crate::interface::Interface;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -90,6 +91,44 @@ pub fn contents(
     });
     files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest));
     Contents { files, manifest }
+}
+
+/// Read a bundle file into memory, refusing one larger than `max_bytes` without reading
+/// it whole: the length is checked first, and the read itself stops one byte past the
+/// limit (a file growing meanwhile). A path that leads to anything but a regular file
+/// (`/dev/zero`, a FIFO) is refused: reading it could block or never end.
+pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Finding> {
+    use std::io::Read;
+    let too_big = || {
+        Finding::at_file(
+            Code::ResourceLimitExceeded,
+            "the bundle file is larger than the size limit",
+            path,
+        )
+    };
+    let io = |e: std::io::Error| {
+        Finding::at_file(Code::Io, format!("cannot read the bundle: {e}"), path)
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(Finding::at_file(
+            Code::BundleInvalid,
+            "not a regular file: a bundle is read from a file, never from a device or a pipe",
+            path,
+        ));
+    }
+    if meta.len() > max_bytes {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_big());
+    }
+    Ok(bytes)
 }
 
 /// Write `files` as a `.tar.gz` at `dest` atomically: into a temporary file in the same
