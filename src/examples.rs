@@ -61,12 +61,17 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
     if !root.is_dir() {
         return (examples, findings);
     }
+    // Every directory listed must resolve inside the skill directory: a symbolic link
+    // out of it would otherwise list (and report the names of) files elsewhere.
+    let Ok(base) = skill_dir.canonicalize() else {
+        return (examples, findings);
+    };
     let stray = |path: &Path, why: String| {
         Finding::at_file(Code::FixtureFailed, why, path).with_help(
             "examples live in examples/input|output/valid|invalid/*.json and examples/records/<kind>/valid|invalid/*.json",
         )
     };
-    for (role_dir, role_path) in sorted_entries(&root) {
+    for (role_dir, role_path) in sorted_entries(&root, &base, &mut findings) {
         match role_dir.as_str() {
             "input" | "output" => {
                 let role = if role_dir == "input" {
@@ -74,10 +79,10 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
                 } else {
                     Role::Output
                 };
-                collect(&role_path, role, None, &mut examples, &mut findings);
+                collect(&role_path, &base, role, None, &mut examples, &mut findings);
             }
             "records" => {
-                for (kind, kind_path) in sorted_entries(&role_path) {
+                for (kind, kind_path) in sorted_entries(&role_path, &base, &mut findings) {
                     if !kind_path.is_dir() {
                         findings.push(stray(
                             &kind_path,
@@ -86,6 +91,7 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
                     } else if kinds.contains(&kind.as_str()) {
                         collect(
                             &kind_path,
+                            &base,
                             Role::Record,
                             Some(kind),
                             &mut examples,
@@ -113,7 +119,16 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
     (examples, findings)
 }
 
-fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
+/// The entries of `dir`, sorted; none (and a finding) when `dir` resolves outside `base`.
+fn sorted_entries(dir: &Path, base: &Path, findings: &mut Vec<Finding>) -> Vec<(String, PathBuf)> {
+    if !dir.canonicalize().is_ok_and(|real| real.starts_with(base)) {
+        findings.push(Finding::at_file(
+            Code::PathInvalid,
+            "this examples directory resolves (through a symbolic link) outside the skill directory; it is not read",
+            dir,
+        ));
+        return Vec::new();
+    }
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .map(|it| {
             it.flatten()
@@ -127,12 +142,13 @@ fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
 
 fn collect(
     dir: &Path,
+    base: &Path,
     role: Role,
     kind: Option<String>,
     examples: &mut Vec<Example>,
     findings: &mut Vec<Finding>,
 ) {
-    for (verdict, verdict_path) in sorted_entries(dir) {
+    for (verdict, verdict_path) in sorted_entries(dir, base, findings) {
         let valid = match verdict.as_str() {
             "valid" => true,
             "invalid" => false,
@@ -145,7 +161,7 @@ fn collect(
                 continue;
             }
         };
-        for (name, path) in sorted_entries(&verdict_path) {
+        for (name, path) in sorted_entries(&verdict_path, base, findings) {
             if name.ends_with(".json") && path.is_file() {
                 examples.push(Example {
                     role,

@@ -157,6 +157,7 @@ const LINK_CASES: &[Case] = &[
     generated("symlink: skill directory to a directory outside", gen_link_skill_dir, "path_invalid"),
     generated("fifo: schema that would block a reader", gen_fifo_schema, "path_invalid"),
     generated("terminal escapes in a file name", gen_escape_file_name, "fixture_failed"),
+    generated("symlink: examples directory to a directory outside", gen_link_examples_dir, "path_invalid"),
 ];
 
 #[rustfmt::skip]
@@ -327,6 +328,16 @@ fn gen_link_skill_dir(ws: &Path, outside: &Path) {
     copy_tree(&ws.join(ERC), &real);
     std::fs::remove_dir_all(ws.join(ERC)).unwrap();
     std::os::unix::fs::symlink(&real, ws.join(ERC)).unwrap();
+}
+
+#[cfg(unix)]
+fn gen_link_examples_dir(ws: &Path, outside: &Path) {
+    // Its file names must not reach the report either.
+    secret(outside);
+    write(&outside.join("s3cr3t-name.txt"), "x");
+    let valid = at(ws, ERC_EXAMPLE).parent().unwrap().to_path_buf();
+    std::fs::remove_dir_all(&valid).unwrap();
+    std::os::unix::fs::symlink(outside, &valid).unwrap();
 }
 
 #[cfg(unix)]
