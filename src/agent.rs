@@ -251,6 +251,12 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
 }
 
 /// Validate `instance`; on failure, `code` with up to [`MAX_DETAILS`] details.
+///
+/// The validator recurses along the instance, so a value nested deeper than
+/// [`MAX_NESTING`](crate::schema::validator::MAX_NESTING) is refused with
+/// `resource_limit_exceeded` before it is evaluated, as the build-side wrapper in
+/// [`crate::schema::validator`] does: an agent checks requests on worker threads whose
+/// stacks are small (2 MiB for tokio), and 20,000 levels overflowed one.
 fn validate(
     validator: &jsonschema::Validator,
     instance: &Value,
@@ -258,6 +264,23 @@ fn validate(
     stage: Detected,
     summary: &str,
 ) -> Result<(), ErrorObject> {
+    let max = crate::schema::validator::MAX_NESTING;
+    if let Some(at) = crate::schema::limits::first_beyond_depth(instance, max) {
+        return Err(ErrorObject::new(
+            Condition::ResourceLimitExceeded,
+            stage,
+            format!(
+                "the value is nested more than {max} levels deep, beyond what this agent validates"
+            ),
+        )
+        .with_details(vec![Detail {
+            instance_path: at,
+            schema_path: None,
+            keyword: None,
+            expected: None,
+            actual: None,
+        }]));
+    }
     let mut errors = validator.iter_errors(instance);
     let Some(first) = errors.next() else {
         return Ok(());

@@ -61,12 +61,17 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
     if !root.is_dir() {
         return (examples, findings);
     }
+    // Every directory listed must resolve inside the skill directory: a symbolic link
+    // out of it would otherwise list (and report the names of) files elsewhere.
+    let Ok(base) = skill_dir.canonicalize() else {
+        return (examples, findings);
+    };
     let stray = |path: &Path, why: String| {
         Finding::at_file(Code::FixtureFailed, why, path).with_help(
             "examples live in examples/input|output/valid|invalid/*.json and examples/records/<kind>/valid|invalid/*.json",
         )
     };
-    for (role_dir, role_path) in sorted_entries(&root) {
+    for (role_dir, role_path) in sorted_entries(&root, &base, &mut findings) {
         match role_dir.as_str() {
             "input" | "output" => {
                 let role = if role_dir == "input" {
@@ -74,10 +79,10 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
                 } else {
                     Role::Output
                 };
-                collect(&role_path, role, None, &mut examples, &mut findings);
+                collect(&role_path, &base, role, None, &mut examples, &mut findings);
             }
             "records" => {
-                for (kind, kind_path) in sorted_entries(&role_path) {
+                for (kind, kind_path) in sorted_entries(&role_path, &base, &mut findings) {
                     if !kind_path.is_dir() {
                         findings.push(stray(
                             &kind_path,
@@ -86,6 +91,7 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
                     } else if kinds.contains(&kind.as_str()) {
                         collect(
                             &kind_path,
+                            &base,
                             Role::Record,
                             Some(kind),
                             &mut examples,
@@ -113,7 +119,16 @@ pub fn discover(skill_dir: &Path, kinds: &[&str]) -> (Vec<Example>, Vec<Finding>
     (examples, findings)
 }
 
-fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
+/// The entries of `dir`, sorted; none (and a finding) when `dir` resolves outside `base`.
+fn sorted_entries(dir: &Path, base: &Path, findings: &mut Vec<Finding>) -> Vec<(String, PathBuf)> {
+    if !dir.canonicalize().is_ok_and(|real| real.starts_with(base)) {
+        findings.push(Finding::at_file(
+            Code::PathInvalid,
+            "this examples directory resolves (through a symbolic link) outside the skill directory; it is not read",
+            dir,
+        ));
+        return Vec::new();
+    }
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .map(|it| {
             it.flatten()
@@ -127,12 +142,13 @@ fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
 
 fn collect(
     dir: &Path,
+    base: &Path,
     role: Role,
     kind: Option<String>,
     examples: &mut Vec<Example>,
     findings: &mut Vec<Finding>,
 ) {
-    for (verdict, verdict_path) in sorted_entries(dir) {
+    for (verdict, verdict_path) in sorted_entries(dir, base, findings) {
         let valid = match verdict.as_str() {
             "valid" => true,
             "invalid" => false,
@@ -145,7 +161,7 @@ fn collect(
                 continue;
             }
         };
-        for (name, path) in sorted_entries(&verdict_path) {
+        for (name, path) in sorted_entries(&verdict_path, base, findings) {
             if name.ends_with(".json") && path.is_file() {
                 examples.push(Example {
                     role,
@@ -173,18 +189,35 @@ fn collect(
     }
 }
 
-/// Run one example against its compiled schema.
+/// The real path of an example file, which must resolve inside the workspace at `root`:
+/// an example (or sidecar) that is a symbolic link to a file elsewhere is refused before
+/// it is read, so no byte from outside the workspace reaches a finding.
+fn inside(root: &Path, path: &Path) -> Result<PathBuf, Finding> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(Finding::at_file(Code::PathInvalid, "not a file path", path));
+    };
+    crate::manifest::resolve_inside(root, dir, &name.to_string_lossy())
+        .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, path))
+}
+
+/// Run one example against its compiled schema. `root` is the workspace: examples are
+/// only read from inside it.
 pub fn run(
+    root: &Path,
     example: &Example,
     validator: &Validator,
     max_bytes: u64,
     max_depth: usize,
 ) -> Vec<Finding> {
-    let (instance, source) =
-        match workspace::read_value(&example.path, &example.path, max_bytes, max_depth) {
-            Ok(v) => v,
-            Err(f) => return vec![f],
-        };
+    let real = match inside(root, &example.path) {
+        Ok(real) => real,
+        Err(f) => return vec![f],
+    };
+    let (instance, source) = match workspace::read_value(&real, &example.path, max_bytes, max_depth)
+    {
+        Ok(v) => v,
+        Err(f) => return vec![f],
+    };
     let errors = validator.errors(&instance);
     let what = match &example.kind {
         Some(k) => format!("record kind {k:?}"),
@@ -225,7 +258,11 @@ pub fn run(
     if !expect_path.is_file() {
         return Vec::new();
     }
-    let expectation: Expectation = match crate::manifest::read(&expect_path, &expect_path) {
+    let expect_real = match inside(root, &expect_path) {
+        Ok(real) => real,
+        Err(f) => return vec![f],
+    };
+    let expectation: Expectation = match crate::manifest::read(&expect_real, &expect_path) {
         Ok(e) => e,
         Err(f) => return vec![f],
     };

@@ -464,6 +464,12 @@ impl<'a> Parser<'a> {
         let v: f64 = lexeme
             .parse()
             .map_err(|_| self.error_at(start, "invalid number"))?;
+        if canonical_integer_beyond_range(v) {
+            return Err(self.error_at(
+                start,
+                format!("number {lexeme} is an integer beyond ±(2^53−1): its canonical (RFC 8785) form is written without exponent and cannot be read back exactly (I-JSON)"),
+            ));
+        }
         match Number::from_f64(v) {
             Some(n) if v.is_finite() => Ok(Value::Number(n)),
             _ => Err(self.error_at(
@@ -472,6 +478,18 @@ impl<'a> Parser<'a> {
             )),
         }
     }
+}
+
+/// Whether RFC 8785 writes the double `v` as an integer beyond ±(2^53−1).
+///
+/// JCS serializes a number the way ECMAScript does: an integral magnitude below 10^21
+/// is written out in full digits, without fraction or exponent (`1e20` becomes
+/// `100000000000000000000`). Such a value, accepted as a float, would come back from the
+/// canonical bytes — the bytes that are digested and shipped in a bundle — as an
+/// integer lexeme this reader refuses, so a bundle could be built that no agent loads.
+/// Refusing it on the way in keeps "what is read can be written and read again" true.
+fn canonical_integer_beyond_range(v: f64) -> bool {
+    v.is_finite() && v.fract() == 0.0 && v.abs() > MAX_SAFE_INTEGER as f64 && v.abs() < 1e21
 }
 
 /// Check that a value obtained some other way (YAML, a library) satisfies the I-JSON
@@ -487,7 +505,8 @@ pub fn check_numbers(value: &Value) -> Result<(), String> {
                 } else if let Some(u) = n.as_u64() {
                     u <= MAX_SAFE_INTEGER
                 } else {
-                    n.as_f64().is_some_and(f64::is_finite)
+                    n.as_f64()
+                        .is_some_and(|f| f.is_finite() && !canonical_integer_beyond_range(f))
                 };
                 if !ok {
                     return Err(ptr);
@@ -572,6 +591,29 @@ mod tests {
             parse(b"-9007199254740991").unwrap(),
             json!(-9007199254740991i64)
         );
+        // Integral doubles that JCS writes as integers beyond the range (found by the
+        // `json` fuzz target: 1e20 was accepted, and its canonical bytes were not).
+        assert!(err("1e20").message.contains("2^53"));
+        assert!(err("-9007199254740992.0").message.contains("2^53"));
+        assert!(err("9.999999999999999e20").message.contains("2^53"));
+        assert_eq!(parse(b"1e21").unwrap(), json!(1e21));
+        assert_eq!(
+            parse(b"9007199254740991.0").unwrap(),
+            json!(9007199254740991.0)
+        );
+        assert_eq!(parse(b"1.5e15").unwrap(), json!(1.5e15));
+        for text in [
+            "1e21",
+            "-1e300",
+            "9007199254740991.0",
+            "0.5",
+            "-0.0",
+            "1e-7",
+        ] {
+            let value = parse(text.as_bytes()).unwrap();
+            let canonical = crate::digest::jcs(&value);
+            assert!(parse(&canonical).is_ok(), "{text} → {canonical:?}");
+        }
         assert!(parse(b"NaN").is_err());
         assert!(parse(b"01").is_err());
         assert!(parse(b"1.").is_err());
@@ -603,5 +645,7 @@ mod tests {
             check_numbers(&json!({"a": [1, 9007199254740992u64]})),
             Err("/a/1".to_string())
         );
+        assert_eq!(check_numbers(&json!([1e20])), Err("/0".to_string()));
+        assert!(check_numbers(&json!([1e21, 0.5])).is_ok());
     }
 }

@@ -458,11 +458,13 @@ fn inspect(format: Format, path: &Path) -> ExitCode {
         let f = vec![Finding::new(code, msg, Location::file(path))];
         render::report(format, &f, &json!({"ok": false, "findings": f}), Vec::new)
     };
-    let bytes = match std::fs::read(path) {
+    let limits = bundle::archive::ReadLimits::default();
+    // The same bounded read `verify` uses.
+    let bytes = match bundle::read_file(path, limits.max_total_bytes) {
         Ok(b) => b,
-        Err(e) => return fail(Code::Io, format!("cannot read the bundle: {e}")),
+        Err(f) => return fail(f.code, f.message),
     };
-    let files = match bundle::archive::read(&bytes, bundle::archive::ReadLimits::default()) {
+    let files = match bundle::archive::read(&bytes, limits) {
         Ok(f) => f,
         Err(e) => {
             let code = if e.limit {

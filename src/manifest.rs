@@ -136,11 +136,24 @@ pub struct Authority {
     pub approval_may_be_required: bool,
 }
 
+/// The largest manifest (`skillbundle.yaml`, `skill.yaml`, an `.expect.yaml` sidecar)
+/// read, in bytes. Real ones are a few kilobytes; the bound is checked before the file is
+/// read, so a huge one costs neither memory nor parsing time.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
 /// Read and parse a manifest file; every problem becomes a finding on `display`.
 pub fn read<T: serde::de::DeserializeOwned>(path: &Path, display: &Path) -> Result<T, Finding> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let io = |e: std::io::Error| {
         Finding::at_file(Code::Io, format!("cannot read the manifest: {e}"), display)
-    })?;
+    };
+    if std::fs::metadata(path).map_err(io)?.len() > MAX_MANIFEST_BYTES {
+        return Err(Finding::at_file(
+            Code::ResourceLimitExceeded,
+            "the manifest is larger than the size limit for manifests",
+            display,
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
     let text = std::str::from_utf8(&bytes).map_err(|_| {
         Finding::at_file(
             Code::ManifestInvalid,

@@ -152,7 +152,7 @@ fn check_skill(
     schema: &InterfaceSchema,
     dir: &Path,
 ) -> (Option<CheckedSkill>, Vec<Finding>) {
-    let skill = match workspace::read_skill(dir) {
+    let skill = match workspace::read_skill(&ws.root, dir) {
         Ok(s) => s,
         Err(f) => return (None, vec![f]),
     };
@@ -333,6 +333,7 @@ fn run_examples(ws: &Workspace, skill: &SkillSource, loaded: &[LoadedSchema]) ->
             .find(|l| l.reference.role == example.role && l.reference.kind == example.kind);
         if let Some(schema) = schema {
             findings.extend(examples::run(
+                &ws.root,
                 example,
                 &schema.validator,
                 limits.max_example_bytes,

@@ -28,16 +28,39 @@ pub fn print_json(doc: &Value) {
     let _ = writeln!(out);
 }
 
+/// `text` with every control character except a line feed shown as a `\u{…}` escape.
+///
+/// File names, JSON pointers and quoted values in findings come from the input; printed
+/// raw, an escape sequence in a file name or a schema key would reach the terminal or
+/// the CI log and could retitle it, rewrite lines or forge output.
+pub fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// [`visible`] for a path, line feeds included.
+fn visible_path(path: &Path) -> String {
+    visible(&path.display().to_string()).replace('\n', "\\u{a}")
+}
+
 /// One finding as a compiler-style diagnostic: the code, the message, and — when the
 /// finding has a file, line and column we can read back — the source line with the
-/// offending token underlined and the JSON pointer as its label.
+/// offending token underlined and the JSON pointer as its label. Control characters
+/// from the input are shown escaped (see [`visible`]).
 pub fn human(f: &Finding, styled: bool) -> String {
-    let title = f.message.clone();
+    let title = visible(&f.message);
     let pointer = f.location.pointer.as_ref().map(|p| {
         if p.is_empty() {
             "/ (the root)".to_string()
         } else {
-            p.clone()
+            visible(p).replace('\n', "\\u{a}")
         }
     });
     let source = f
@@ -57,13 +80,13 @@ pub fn human(f: &Finding, styled: bool) -> String {
             group = group.element(
                 Snippet::source(text.as_str())
                     .line_start(*line)
-                    .path(file.display().to_string())
+                    .path(visible_path(file))
                     .annotation(annotation),
             );
         }
         None => {
             if let Some(file) = &f.location.file {
-                let mut at = file.display().to_string();
+                let mut at = visible_path(file);
                 if let Some(l) = f.location.line {
                     at.push_str(&format!(":{l}"));
                     if let Some(c) = f.location.column {
@@ -83,7 +106,8 @@ pub fn human(f: &Finding, styled: bool) -> String {
     for n in &notes {
         group = group.element(Level::NOTE.message(n.as_str()));
     }
-    if let Some(h) = &f.help {
+    let help = f.help.as_deref().map(visible);
+    if let Some(h) = &help {
         group = group.element(Level::HELP.message(h.as_str()));
     }
     let renderer = if styled {
@@ -206,7 +230,7 @@ pub fn report_with(
 /// Print a warning for people on stderr (in JSON output, warnings go in the document).
 pub fn warn(format: Format, message: &str) {
     if format == Format::Human {
-        let _ = writeln!(std::io::stderr().lock(), "warning: {message}");
+        let _ = writeln!(std::io::stderr().lock(), "warning: {}", visible(message));
     }
 }
 
@@ -219,7 +243,7 @@ pub fn error_object(format: Format, error: &ErrorObject) -> ExitCode {
             std::io::stderr().lock(),
             "error[{}]: {}",
             error.code(),
-            error.message()
+            visible(error.message())
         );
     }
     ExitCode::from(1)
@@ -250,7 +274,7 @@ pub fn github(f: &Finding) -> String {
     if let Some(file) = &f.location.file {
         let file = file.to_string_lossy();
         let file = file.strip_prefix("./").unwrap_or(&file);
-        props.push(format!("file={}", gh_escape(file, true)));
+        props.push(format!("file={}", gh_escape(&visible(file), true)));
         if let Some(l) = f.location.line {
             props.push(format!("line={l}"));
         }
@@ -269,7 +293,7 @@ pub fn github(f: &Finding) -> String {
     format!(
         "::error {}::{}",
         props.join(","),
-        gh_escape(&message, false)
+        gh_escape(&visible(&message), false)
     )
 }
 

@@ -334,10 +334,13 @@ pub struct SkillSource {
     pub manifest: SkillManifest,
 }
 
-/// Read `dir/skill.yaml`.
-pub fn read_skill(dir: &Path) -> Result<SkillSource, Finding> {
+/// Read `dir/skill.yaml`, which must resolve inside the workspace at `root`: a skill
+/// directory or manifest that is a symbolic link to elsewhere is refused, not read.
+pub fn read_skill(root: &Path, dir: &Path) -> Result<SkillSource, Finding> {
     let path = dir.join(SKILL_FILE);
-    let manifest: SkillManifest = manifest::read(&path, &path)?;
+    let real = manifest::resolve_inside(root, dir, SKILL_FILE)
+        .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, &path))?;
+    let manifest: SkillManifest = manifest::read(&real, &path)?;
     Ok(SkillSource {
         dir: dir.to_path_buf(),
         manifest_path: path,

@@ -61,14 +61,25 @@ fn inner(mut e: &Error) -> &Error {
 fn convert(e: Error) -> YamlError {
     let loc = e.location();
     let root = inner(&e);
-    let limit = matches!(
+    // A second document is refused through the document budget (max_documents = 1), but
+    // it is a malformed file, not one that is too big: which document was meant is
+    // ambiguous.
+    let second_document = matches!(
         root,
-        Error::Budget { .. }
-            | Error::AliasReplayLimitExceeded { .. }
-            | Error::AliasExpansionLimitExceeded { .. }
-            | Error::AliasReplayStackDepthExceeded { .. }
-            | Error::AliasReplayCounterOverflow { .. }
+        Error::Budget {
+            breach: serde_saphyr::budget::BudgetBreach::Documents { .. },
+            ..
+        }
     );
+    let limit = !second_document
+        && matches!(
+            root,
+            Error::Budget { .. }
+                | Error::AliasReplayLimitExceeded { .. }
+                | Error::AliasExpansionLimitExceeded { .. }
+                | Error::AliasReplayStackDepthExceeded { .. }
+                | Error::AliasReplayCounterOverflow { .. }
+        );
     // The scanner reports its own nesting guard as a plain message.
     let limit = limit || root.to_string().contains("recursion limit");
     let unknown_field = match root {
@@ -241,6 +252,9 @@ mod tests {
         assert!(to_json("200: ok\n", 64).is_err());
         assert!(to_json("a: .inf\n", 64).is_err());
         assert!(to_json("a: 9007199254740993\n", 64).is_err());
+        // JCS would write 1e20 as an integer lexeme beyond ±(2^53−1).
+        assert!(to_json("a: 1e20\n", 64).is_err());
+        assert!(to_json("a: 1e21\n", 64).is_ok());
     }
 
     #[test]
@@ -265,7 +279,16 @@ mod tests {
 
     #[test]
     fn refuses_multiple_documents_and_merge_keys() {
-        assert!(to_json("a: 1\n---\nb: 2\n", 64).is_err());
+        let e = to_json("a: 1\n---\nb: 2\n", 64).unwrap_err();
+        assert!(
+            !e.limit,
+            "a second document is malformed, not too big: {e:?}"
+        );
+        assert!(
+            !from_str::<serde_json::Value>("a: 1\n---\nb: 2\n")
+                .unwrap_err()
+                .limit
+        );
         assert!(to_json("base: &b {x: 1}\nd:\n  <<: *b\n", 64).is_err());
     }
 }

@@ -886,3 +886,70 @@ fn readme_example_is_the_doc_tested_one() {
         "README.md must contain docs/loading-a-bundle.md verbatim"
     );
 }
+
+/// Take a deeply nested value apart without recursion (dropping it recurses per level).
+fn drop_iteratively(value: Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn deeply_nested_arguments_are_a_resource_limit_not_a_stack_overflow() {
+    // A recursive input schema makes the validator descend along the instance. 20,000
+    // levels overflowed a 2 MiB worker-thread stack (an agent's tokio worker) before
+    // check_request applied the validator's nesting ceiling.
+    let ws = workspace();
+    let erc = ws.path().join(ERC);
+    write(
+        &erc.join("schemas/input.json"),
+        r##"{"type": "array", "items": {"$ref": "#"}}"##,
+    );
+    std::fs::remove_dir_all(erc.join("examples/input")).unwrap();
+    let built = run(&["build", ".", "--format", "json"], ws.path());
+    assert_eq!(built.status, 0, "{}", built.stdout);
+    let bundle =
+        Bundle::open_path(&ws.path().join(BUNDLE), &TrustedKeys::allow_unsigned()).unwrap();
+    let digest = bundle.advertised()[0].interface_digest.clone();
+    let mut deep = json!([]);
+    for _ in 0..20_000 {
+        deep = Value::Array(vec![deep]);
+    }
+    // Built by hand: json! would serialize `deep` recursively.
+    let mut request = json!({"skill": ERC_ID, "skill_version": "1.0", "interface_digest": digest});
+    request["arguments"] = deep;
+    let outcome = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let check = |v: &Value| bundle.check_request(v).map(|_| ()).map_err(|e| e.code());
+            let outcome = (
+                check(&request),
+                bundle
+                    .check_result(ERC_ID, &request["arguments"])
+                    .map_err(|e| e.code()),
+            );
+            drop_iteratively(request);
+            outcome
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert_eq!(outcome.0, Err(Condition::ResourceLimitExceeded));
+    assert_eq!(outcome.1, Err(Condition::ResourceLimitExceeded));
+    // 100 levels are evaluated as usual.
+    let bundle =
+        Bundle::open_path(&ws.path().join(BUNDLE), &TrustedKeys::allow_unsigned()).unwrap();
+    let mut shallow = json!([]);
+    for _ in 0..100 {
+        shallow = Value::Array(vec![shallow]);
+    }
+    let request = json!({
+        "skill": ERC_ID, "skill_version": "1.0", "interface_digest": digest, "arguments": shallow,
+    });
+    assert!(bundle.check_request(&request).is_ok());
+}

@@ -103,25 +103,80 @@ pub fn write<'a, W: Write>(
     gz.finish()
 }
 
+/// A reader that lets at most `left` bytes through and then fails, recording that the
+/// limit (not malformed data) stopped it.
+struct Limited<'a, R> {
+    inner: R,
+    left: u64,
+    exceeded: &'a std::cell::Cell<bool>,
+}
+
+impl<R: Read> Read for Limited<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One byte more than the limit allows means the limit is exceeded; end of
+            // stream exactly at the limit is fine.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => {
+                    self.exceeded.set(true);
+                    Err(std::io::Error::other("the size limit is exceeded"))
+                }
+            };
+        }
+        let max = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..max])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// Read a `.tar.gz` held in memory into path → bytes, refusing anything unexpected.
+///
+/// Decompression is streamed: the tar reader pulls from the gzip decoder through a
+/// byte budget of `max_total_bytes`, so a gzip bomb costs time up to the limit and never
+/// memory — only the entries kept are held, each at most `max_entry_bytes`.
 pub fn read(bytes: &[u8], limits: ReadLimits) -> Result<BTreeMap<String, Vec<u8>>, ArchiveError> {
-    let mut decoder = flate2::bufread::GzDecoder::new(bytes);
-    let mut tar_bytes = Vec::new();
-    let read = (&mut decoder)
-        .take(limits.max_total_bytes.saturating_add(1))
-        .read_to_end(&mut tar_bytes)
-        .map_err(|e| ArchiveError::invalid(format!("not a valid gzip stream: {e}")))?;
-    if read as u64 > limits.max_total_bytes {
-        return Err(ArchiveError::limit(
+    let exceeded = std::cell::Cell::new(false);
+    let over = || {
+        ArchiveError::limit(
             "the archive expands beyond the size limit (refused before it was fully decompressed)",
-        ));
+        )
+    };
+    let mut decoder = flate2::bufread::GzDecoder::new(bytes);
+    let mut limited = Limited {
+        inner: &mut decoder,
+        left: limits.max_total_bytes,
+        exceeded: &exceeded,
+    };
+    let files =
+        read_entries(&mut limited, limits).map_err(|e| if exceeded.get() { over() } else { e })?;
+    // What follows the end-of-archive blocks (padding) is decompressed within the same
+    // budget, so that the gzip trailer (CRC and length) is checked and nothing hides
+    // after it.
+    if let Err(e) = std::io::copy(&mut limited, &mut std::io::sink()) {
+        return Err(if exceeded.get() {
+            over()
+        } else {
+            ArchiveError::invalid(format!("not a valid gzip stream: {e}"))
+        });
     }
     if !decoder.into_inner().is_empty() {
         return Err(ArchiveError::invalid(
             "unexpected bytes after the gzip stream",
         ));
     }
-    let mut archive = tar::Archive::new(tar_bytes.as_slice());
+    Ok(files)
+}
+
+fn read_entries(
+    tar_stream: impl Read,
+    limits: ReadLimits,
+) -> Result<BTreeMap<String, Vec<u8>>, ArchiveError> {
+    let mut archive = tar::Archive::new(tar_stream);
     let mut files = BTreeMap::new();
     let entries = archive
         .entries()
@@ -154,7 +209,9 @@ pub fn read(bytes: &[u8], limits: ReadLimits) -> Result<BTreeMap<String, Vec<u8>
                 "entry {path:?} is larger than the limit allows"
             )));
         }
-        let mut data = Vec::with_capacity(size as usize);
+        // The declared size is only a hint: a header may lie, so memory grows with the
+        // bytes actually read.
+        let mut data = Vec::with_capacity(size.min(1 << 20) as usize);
         entry
             .read_to_end(&mut data)
             .map_err(|e| ArchiveError::invalid(format!("entry {path:?} is truncated: {e}")))?;
@@ -306,5 +363,24 @@ mod tests {
             ..ReadLimits::default()
         };
         assert!(read(&bomb, limits).unwrap_err().limit);
+        // An archive of exactly the limit's size is read; one byte less is refused.
+        let good = sample();
+        let size = {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(good.as_slice())
+                .read_to_end(&mut out)
+                .unwrap();
+            out.len() as u64
+        };
+        let exact = ReadLimits {
+            max_total_bytes: size,
+            ..ReadLimits::default()
+        };
+        assert!(read(&good, exact).is_ok());
+        let short = ReadLimits {
+            max_total_bytes: size - 1,
+            ..ReadLimits::default()
+        };
+        assert!(read(&good, short).unwrap_err().limit);
     }
 }

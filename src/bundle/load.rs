@@ -270,25 +270,7 @@ impl Bundle {
     /// archive as a whole point at `path`; the others at the entry inside it.
     pub fn open_path(path: &Path, trust: &TrustedKeys) -> Result<Bundle, Vec<Finding>> {
         let limits = ReadLimits::default();
-        let too_big = std::fs::metadata(path).map(|m| m.len() > limits.max_total_bytes);
-        let bytes = match too_big {
-            Ok(true) => {
-                return Err(vec![Finding::at_file(
-                    Code::ResourceLimitExceeded,
-                    "the bundle file is larger than the size limit",
-                    path,
-                )])
-            }
-            Ok(false) => std::fs::read(path),
-            Err(e) => Err(e),
-        };
-        let bytes = bytes.map_err(|e| {
-            vec![Finding::at_file(
-                Code::Io,
-                format!("cannot read the bundle: {e}"),
-                path,
-            )]
-        })?;
+        let bytes = super::read_file(path, limits.max_total_bytes).map_err(|f| vec![f])?;
         Bundle::open_with_limits(&bytes, trust, limits).map_err(|mut findings| {
             for f in &mut findings {
                 if f.location.file.is_none() {

@@ -12,6 +12,7 @@ pub mod sign;
 pub use load::{Bundle, SignatureStatus, TrustedKeys};
 
 use crate::digest::{jcs, Digest};
+use crate::finding::{Code, Finding};
 use crate::interface::Interface;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -92,6 +93,44 @@ pub fn contents(
     Contents { files, manifest }
 }
 
+/// Read a bundle file into memory, refusing one larger than `max_bytes` without reading
+/// it whole: the length is checked first, and the read itself stops one byte past the
+/// limit (a file growing meanwhile). A path that leads to anything but a regular file
+/// (`/dev/zero`, a FIFO) is refused: reading it could block or never end.
+pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Finding> {
+    use std::io::Read;
+    let too_big = || {
+        Finding::at_file(
+            Code::ResourceLimitExceeded,
+            "the bundle file is larger than the size limit",
+            path,
+        )
+    };
+    let io = |e: std::io::Error| {
+        Finding::at_file(Code::Io, format!("cannot read the bundle: {e}"), path)
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(Finding::at_file(
+            Code::BundleInvalid,
+            "not a regular file: a bundle is read from a file, never from a device or a pipe",
+            path,
+        ));
+    }
+    if meta.len() > max_bytes {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
 /// Write `files` as a `.tar.gz` at `dest` atomically: into a temporary file in the same
 /// directory, flushed to disk, then renamed over `dest`. A failure at any point leaves
 /// whatever was at `dest` before untouched and no temporary file behind.
@@ -104,9 +143,10 @@ pub fn write_atomically(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
+    remove_stale_temporaries(dir);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".skillbundle-")
-        .suffix(".partial")
+        .prefix(TEMP_PREFIX)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)?;
     {
         let out = std::io::BufWriter::new(tmp.as_file_mut());
@@ -121,6 +161,42 @@ pub fn write_atomically(
     set_readable(tmp.as_file())?;
     tmp.persist(dest).map_err(|e| e.error)?;
     Ok(dest.to_path_buf())
+}
+
+/// Temporary bundle files are named `.skillbundle-*.partial`: never the final name, so
+/// a build that is killed (no destructor runs) can leave one behind but never a partial
+/// file at the bundle's path.
+const TEMP_PREFIX: &str = ".skillbundle-";
+const TEMP_SUFFIX: &str = ".partial";
+
+/// A temporary file not written to for this long is left over by a killed build.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Remove temporary bundle files left in `dir` by killed builds. A recent one may belong
+/// to a build still running into the same directory, so only stale ones go; failures
+/// are ignored (this is housekeeping, not part of the build).
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age >= STALE_AFTER);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(unix)]

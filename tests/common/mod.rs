@@ -100,3 +100,54 @@ pub fn sha256_file(path: &Path) -> String {
 }
 
 pub const ERC: &str = "skills/evaluate_resource_condition";
+
+/// A gzip member whose deflate stream expands to `bytes` zeros (rounded up to 258):
+/// one fixed-Huffman block holding a literal 0 and then length-258, distance-1 matches,
+/// 13 bits each — about 2,000 times smaller than its output, written directly so that
+/// no test has to compress a gigabyte. The trailer's CRC is not that of the output: a
+/// reader with a size limit stops long before it would check it.
+pub fn gzip_bomb(bytes: u64) -> Vec<u8> {
+    struct Bits {
+        out: Vec<u8>,
+        acc: u64,
+        n: u32,
+    }
+    impl Bits {
+        /// Append `count` bits of `value`, least significant first.
+        fn put(&mut self, value: u64, count: u32) {
+            self.acc |= value << self.n;
+            self.n += count;
+            while self.n >= 8 {
+                self.out.push(self.acc as u8);
+                self.acc >>= 8;
+                self.n -= 8;
+            }
+        }
+        /// Append a Huffman code (most significant bit first).
+        fn code(&mut self, code: u64, len: u32) {
+            let mut reversed = 0;
+            for i in 0..len {
+                reversed |= ((code >> i) & 1) << (len - 1 - i);
+            }
+            self.put(reversed, len);
+        }
+    }
+    let mut b = Bits {
+        out: vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255],
+        acc: 0,
+        n: 0,
+    };
+    b.put(1, 1); // final block
+    b.put(1, 2); // fixed Huffman codes
+    b.code(0b0011_0000, 8); // literal 0
+    for _ in 0..bytes.div_ceil(258) {
+        b.code(0b1100_0101, 8); // length code 285: 258 bytes
+        b.code(0, 5); // distance code 0: distance 1
+    }
+    b.code(0, 7); // end of block
+    if b.n > 0 {
+        b.out.push(b.acc as u8);
+    }
+    b.out.extend_from_slice(&[0; 8]);
+    b.out
+}
