@@ -911,6 +911,8 @@ fn deeply_nested_arguments_are_a_resource_limit_not_a_stack_overflow() {
         r##"{"type": "array", "items": {"$ref": "#"}}"##,
     );
     std::fs::remove_dir_all(erc.join("examples/input")).unwrap();
+    // Not a release: start without the ledger, which would (rightly) refuse the edit.
+    std::fs::remove_file(ws.path().join("skillbundle.lock")).unwrap();
     let built = run(&["build", ".", "--format", "json"], ws.path());
     assert_eq!(built.status, 0, "{}", built.stdout);
     let bundle =
