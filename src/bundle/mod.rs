@@ -63,7 +63,7 @@ pub fn contents(
     let mut skills = Vec::new();
     for interface in interfaces {
         let path = interface_path(&interface.skill_id);
-        files.insert(path.clone(), jcs(&interface.document));
+        files.insert(path.clone(), interface.jcs.to_vec());
         skills.push(json!({
             "skill_id": interface.skill_id,
             "skill_version": interface.skill_version.to_string(),
