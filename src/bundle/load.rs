@@ -23,6 +23,9 @@
 //!    manifest and with the Agent Card fragment;
 //! 6. a validator is compiled once for every input, output and record schema.
 //!
+//! Steps 5 and 6 run for each skill on its own, so skills load in parallel (rayon; the
+//! findings keep manifest order, and the loaded bundle is the same whatever the threads).
+//!
 //! Any failure refuses the whole bundle: [`Bundle::open`] returns every finding and no
 //! partial bundle. `manifest.json` is authenticated as a JSON *value* (its JCS bytes are
 //! what is signed), so insignificant whitespace in it is not covered; every other file is
@@ -40,6 +43,7 @@ use crate::jws::{self, JwsError, JwsSignature};
 use crate::keys::PublicKey;
 use crate::manifest::DEFAULT_DIALECT;
 use a2a_types::{AgentExtension, AgentSkill};
+use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -407,12 +411,18 @@ impl Bundle {
         // 4. Exactly the listed files, each with its digest.
         check_file_set(&parsed, &files)?;
 
-        // 5 and 6. Documents and validators.
+        // 5 and 6. Documents and validators: each skill on its own, so in parallel (the
+        // results, and so the findings, stay in manifest order).
+        let loaded: Vec<Result<LoadedSkill, Vec<Finding>>> = parsed
+            .skills
+            .par_iter()
+            .map(|entry| load_skill(schema, entry, &files[&entry.file]))
+            .collect();
         let mut findings = Vec::new();
         let mut skills = BTreeMap::new();
         let mut order = Vec::new();
-        for entry in &parsed.skills {
-            match load_skill(schema, entry, &files[&entry.file]) {
+        for result in loaded {
+            match result {
                 Ok(skill) => {
                     order.push(skill.skill_id.clone());
                     skills.insert(skill.skill_id.clone(), skill);
