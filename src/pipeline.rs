@@ -84,10 +84,12 @@ pub fn check(root: &Path) -> Checked {
             }
         }
     };
+    // One regex cache for the whole run: skills repeat the same patterns.
+    let patterns = validator::PatternCache::new();
     let results: Vec<(Option<CheckedSkill>, Vec<Finding>)> = workspace
         .skill_dirs
         .par_iter()
-        .map(|dir| check_skill(&workspace, schema, dir))
+        .map(|dir| check_skill(&workspace, schema, &patterns, dir))
         .collect();
     let mut findings = Vec::new();
     let mut skills = Vec::new();
@@ -108,6 +110,7 @@ pub fn check(root: &Path) -> Checked {
 fn check_skill(
     ws: &Workspace,
     schema: &InterfaceSchema,
+    patterns: &validator::PatternCache,
     dir: &Path,
 ) -> (Option<CheckedSkill>, Vec<Finding>) {
     let skill = match workspace::read_skill(dir) {
@@ -171,7 +174,7 @@ fn check_skill(
     let mut loaded = Vec::new();
     let mut validators = Vec::new();
     for (role, kind, source, field) in sources {
-        match load_schema(ws, &skill, role, kind, &source, &field) {
+        match load_schema(ws, &skill, patterns, role, kind, &source, &field) {
             Ok((l, v)) => {
                 loaded.push(l);
                 validators.push(v);
@@ -218,6 +221,7 @@ fn check_skill(
 fn load_schema(
     ws: &Workspace,
     skill: &SkillSource,
+    patterns: &validator::PatternCache,
     role: Role,
     kind: Option<String>,
     source: &SchemaSource,
@@ -265,7 +269,7 @@ fn load_schema(
     if !problems.is_empty() {
         return Err(locate(problems));
     }
-    let validator = validator::compile(&value).map_err(locate)?;
+    let validator = validator::compile_shared(&value, patterns).map_err(locate)?;
     let reference = SchemaReference::new(
         role,
         kind,

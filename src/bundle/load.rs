@@ -238,14 +238,17 @@ impl SchemaEntry {
 /// Compile one domain schema into a validator (draft 2020-12, `format` asserted, nothing
 /// ever fetched). Kept in this one place on purpose: the project's canonical schema
 /// compiler replaces it.
-fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+fn compile(
+    schema: &Value,
+    patterns: &crate::schema::validator::PatternCache,
+) -> Result<jsonschema::Validator, String> {
     // The same governance as at build time: a bundle from elsewhere is not trusted to
     // have passed it. Closure first: the validator would otherwise resolve a reference
     // to its bundled meta-schema.
     let mut problems = crate::schema::dialect::check(schema, DEFAULT_DIALECT);
     problems.extend(crate::schema::closure::check(schema));
     let result = if problems.is_empty() {
-        crate::schema::validator::compile(schema)
+        crate::schema::validator::compile_shared(schema, patterns)
     } else {
         Err(problems)
     };
@@ -413,10 +416,12 @@ impl Bundle {
 
         // 5 and 6. Documents and validators: each skill on its own, so in parallel (the
         // results, and so the findings, stay in manifest order).
+        // One regex cache for the bundle: its validators share compiled patterns.
+        let patterns = crate::schema::validator::PatternCache::new();
         let loaded: Vec<Result<LoadedSkill, Vec<Finding>>> = parsed
             .skills
             .par_iter()
-            .map(|entry| load_skill(schema, entry, &files[&entry.file]))
+            .map(|entry| load_skill(schema, &patterns, entry, &files[&entry.file]))
             .collect();
         let mut findings = Vec::new();
         let mut skills = BTreeMap::new();
@@ -634,6 +639,7 @@ fn check_file_set(
 
 fn load_skill(
     schema: &InterfaceSchema,
+    patterns: &crate::schema::validator::PatternCache,
     entry: &SkillEntry,
     bytes: &[u8],
 ) -> Result<LoadedSkill, Vec<Finding>> {
@@ -754,7 +760,7 @@ fn load_skill(
         let inline = reference
             .pointer("/resolution/schema")
             .unwrap_or(&Value::Null);
-        match compile(inline) {
+        match compile(inline, patterns) {
             Ok(v) => compiled.push(v),
             Err(e) => findings.push(Finding::new(
                 Code::InterfaceInvalid,
@@ -958,7 +964,12 @@ mod tests {
 
     #[test]
     fn compile_refuses_external_references() {
-        assert!(compile(&serde_json::json!({"type": "object"})).is_ok());
-        assert!(compile(&serde_json::json!({"$ref": "https://example.com/x.json"})).is_err());
+        let patterns = crate::schema::validator::PatternCache::new();
+        assert!(compile(&serde_json::json!({"type": "object"}), &patterns).is_ok());
+        assert!(compile(
+            &serde_json::json!({"$ref": "https://example.com/x.json"}),
+            &patterns
+        )
+        .is_err());
     }
 }
