@@ -16,6 +16,7 @@ use serde_json::{Number, Value};
 use sha2::{Digest as _, Sha256};
 use std::cmp::Ordering;
 use std::fmt;
+use std::ops::Range;
 use std::str::FromStr;
 
 /// The RFC 8785 canonical bytes of a value.
@@ -27,6 +28,36 @@ pub fn jcs(value: &Value) -> Vec<u8> {
 
 /// Append the RFC 8785 canonical bytes of `value` to `out`.
 pub fn write_jcs(value: &Value, out: &mut Vec<u8>) {
+    write_marked(value, out, &mut Marks::default());
+}
+
+/// [`jcs`], also telling where in the output each of `marks` was written. A mark is
+/// found by address, so it must be a value inside `value` (others are never found).
+///
+/// JCS is compositional: the bytes of a member are its own canonical bytes, wherever it
+/// sits. So one pass gives both a document's digest and the digest of any value inside.
+pub fn jcs_marking(value: &Value, marks: &[&Value]) -> (Vec<u8>, Vec<Option<Range<usize>>>) {
+    let mut out = Vec::with_capacity(256);
+    let mut found = vec![None; marks.len()];
+    write_marked(
+        value,
+        &mut out,
+        &mut Marks {
+            values: marks,
+            found: &mut found,
+        },
+    );
+    (out, found)
+}
+
+#[derive(Default)]
+struct Marks<'a, 'b> {
+    values: &'a [&'a Value],
+    found: &'b mut [Option<Range<usize>>],
+}
+
+fn write_marked(value: &Value, out: &mut Vec<u8>, marks: &mut Marks<'_, '_>) {
+    let start = out.len();
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
@@ -39,7 +70,7 @@ pub fn write_jcs(value: &Value, out: &mut Vec<u8>) {
                 if i > 0 {
                     out.push(b',');
                 }
-                write_jcs(item, out);
+                write_marked(item, out, marks);
             }
             out.push(b']');
         }
@@ -53,10 +84,17 @@ pub fn write_jcs(value: &Value, out: &mut Vec<u8>) {
                 }
                 write_string(key, out);
                 out.push(b':');
-                write_jcs(item, out);
+                write_marked(item, out, marks);
             }
             out.push(b'}');
         }
+    }
+    if let Some(i) = marks
+        .values
+        .iter()
+        .position(|mark| std::ptr::eq(*mark, value))
+    {
+        marks.found[i] = Some(start..out.len());
     }
 }
 
@@ -244,6 +282,19 @@ mod tests {
                 String::from_utf8(reference).unwrap()
             );
         }
+    }
+
+    #[test]
+    fn marked_values_are_their_own_canonical_bytes() {
+        let doc = json!({"z": {"b": [1, 2.5], "a": "\u{e9}"}, "a": [true, {"y": null, "x": 1}]});
+        let marks = [&doc["z"], &doc["a"][1], &doc["a"][0]];
+        let other = json!({"b": 1});
+        let (bytes, found) = jcs_marking(&doc, &[marks[0], marks[1], marks[2], &other]);
+        assert_eq!(bytes, jcs(&doc));
+        for (mark, range) in marks.iter().zip(&found) {
+            assert_eq!(&bytes[range.clone().unwrap()], jcs(mark).as_slice());
+        }
+        assert_eq!(found[3], None);
     }
 
     #[test]

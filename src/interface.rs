@@ -276,15 +276,49 @@ fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentPr
     problems
 }
 
+/// The digest of `document` and [`check_document`]'s problems, canonicalizing the
+/// document once: each inline schema's digest is taken over its own span of the
+/// document's JCS bytes (the same bytes as canonicalizing it alone), instead of
+/// canonicalizing every inline schema a second time. For loading bundles.
+pub fn digest_and_check(
+    schema: &InterfaceSchema,
+    document: &Value,
+) -> (Digest, Vec<DocumentProblem>) {
+    let inlines: Vec<&Value> = schema_references(document)
+        .into_iter()
+        .filter_map(|(_, r)| r.pointer("/resolution/schema"))
+        .collect();
+    let (bytes, spans) = crate::digest::jcs_marking(document, &inlines);
+    let mut problems = check_structure(schema, document);
+    problems.extend(inline_digest_problems(document, |inline| {
+        let span = inlines
+            .iter()
+            .position(|v| std::ptr::eq(*v, inline))
+            .and_then(|i| spans[i].clone());
+        match span {
+            Some(span) => Digest::of_bytes(&bytes[span]),
+            None => Digest::of_value(inline),
+        }
+    }));
+    (Digest::of_bytes(&bytes), problems)
+}
+
 /// Every inline schema's digest, recomputed and compared with the declared one.
 fn check_inline_digests(document: &Value) -> Vec<DocumentProblem> {
+    inline_digest_problems(document, Digest::of_value)
+}
+
+fn inline_digest_problems(
+    document: &Value,
+    digest_of: impl Fn(&Value) -> Digest,
+) -> Vec<DocumentProblem> {
     let mut problems = Vec::new();
     for (pointer, reference) in schema_references(document) {
         let declared = reference.get("digest").and_then(Value::as_str);
         let Some(inline) = reference.pointer("/resolution/schema") else {
             continue;
         };
-        let actual = Digest::of_value(inline);
+        let actual = digest_of(inline);
         if declared.is_some_and(|d| d != actual.as_str()) {
             problems.push(DocumentProblem {
                 pointer: format!("{pointer}/digest"),

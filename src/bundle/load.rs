@@ -17,10 +17,10 @@
 //!    unsigned bundle loads only when explicitly allowed);
 //! 4. the archive holds exactly the files the manifest lists — none missing, none extra —
 //!    and each file's SHA-256 matches;
-//! 5. every Skill Interface Document is re-parsed, re-validated with
-//!    [`crate::interface::check_document`] against the packaged schema, its
-//!    interface_digest and inline-schema digests recomputed, and compared with the
-//!    manifest and with the Agent Card fragment;
+//! 5. every Skill Interface Document is re-parsed, re-validated against the packaged
+//!    schema (the checks of [`crate::interface::check_document`], by way of
+//!    [`crate::interface::digest_and_check`]), its interface_digest and inline-schema
+//!    digests recomputed, and compared with the manifest and with the Agent Card fragment;
 //! 6. a validator is compiled once for every input, output and record schema.
 //!
 //! Steps 5 and 6 run for each skill on its own, so skills load in parallel (rayon; the
@@ -660,7 +660,8 @@ fn load_skill(
         )]
     })?;
     let mut findings = Vec::new();
-    let recomputed = Digest::of_value(&document);
+    // One canonicalization gives the interface digest and every inline schema's.
+    let (recomputed, problems) = interface::digest_and_check(schema, &document);
     if recomputed != entry.interface_digest {
         findings.push(Finding::new(
             Code::DigestMismatch,
@@ -671,7 +672,7 @@ fn load_skill(
             at(file),
         ));
     }
-    for problem in interface::check_document(schema, &document) {
+    for problem in problems {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             problem.message,
