@@ -100,7 +100,7 @@ fn write_marked(value: &Value, out: &mut Vec<u8>, marks: &mut Marks<'_, '_>) {
 
 /// Member names sort by their UTF-16 code units (RFC 8785 section 3.2.3). For ASCII
 /// names that is plain byte order.
-fn utf16_cmp(a: &str, b: &str) -> Ordering {
+pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
     if a.is_ascii() && b.is_ascii() {
         a.as_bytes().cmp(b.as_bytes())
     } else {
@@ -126,7 +126,7 @@ fn write_number(n: &Number, out: &mut Vec<u8>) {
 
 /// A JSON string as RFC 8785 writes it: only `"`, `\` and control characters escaped,
 /// with the short forms where JSON has them and lowercase `\u00xx` otherwise.
-fn write_string(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn write_string(s: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let bytes = s.as_bytes();

@@ -55,7 +55,9 @@ pub fn sign(contents: &mut Contents, keys: &[SigningKeyPair]) {
     if let Value::Object(map) = &mut contents.manifest {
         map.remove(SIGNATURES);
     }
-    contents.files.insert(MANIFEST_PATH.to_string(), written);
+    contents
+        .files
+        .insert(MANIFEST_PATH.to_string(), written.into());
 }
 
 #[cfg(test)]
@@ -68,7 +70,7 @@ mod tests {
     fn contents() -> Contents {
         let manifest = json!({"format": "skillbundle/1", "bundle": {"name": "n", "version": "1"}});
         let mut files = BTreeMap::new();
-        files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest));
+        files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest).into());
         Contents { files, manifest }
     }
 
