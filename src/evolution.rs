@@ -538,7 +538,7 @@ pub fn workspace_ledger(skills: &[CheckedSkill]) -> Ledger {
     for s in skills {
         // Two contents for one identity are reported as schema_conflict by the
         // pipeline; the first one stands here.
-        let _ = ledger.add_document(&s.interface.document, &s.interface.digest);
+        let _ = ledger.add_document(&s.interface.document(), &s.interface.digest);
     }
     ledger
 }
@@ -680,7 +680,7 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
             version,
             dialect: cur.dialect.clone(),
             digest: cur.digest.clone(),
-            schema: cur.schema.clone(),
+            schema: cur.schema(),
         };
         let skill_id = &skill.interface.skill_id;
         let skill_version = skill.interface.skill_version;

@@ -181,15 +181,14 @@ impl Ledger {
             let s = self.schema(&u.schema_uri, u.version)?;
             refs.push((
                 u,
-                SchemaReference {
-                    role: u.role,
-                    kind: u.kind.clone(),
-                    schema_uri: s.schema_uri.clone(),
-                    version: s.version,
-                    dialect: s.dialect.clone(),
-                    digest: s.digest.clone(),
-                    schema: s.schema.clone(),
-                },
+                SchemaReference::new(
+                    u.role,
+                    u.kind.clone(),
+                    s.schema_uri.clone(),
+                    s.version,
+                    s.dialect.clone(),
+                    &s.schema,
+                ),
             ));
         }
         let find = |role| {

@@ -21,15 +21,18 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A schema as loaded for one role of one skill, checked and compiled.
+/// A schema as loaded for one role of one skill, checked.
+///
+/// Its validator (format asserted, retrieval impossible) is compiled once, used for every
+/// example of the schema, and dropped when the skill's checks are done: compiled
+/// validators are the largest thing a skill has in memory, and a workspace of thousands
+/// of skills must not keep them all.
 #[derive(Debug)]
 pub struct LoadedSchema {
     pub reference: SchemaReference,
     pub source: SourceFile,
     /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
     pub field: String,
-    /// The compiled validator (format asserted, retrieval impossible), built once.
-    pub validator: validator::Validator,
 }
 
 /// One skill that passed every per-skill check.
@@ -119,11 +122,13 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     let total = workspace.skill_dirs.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     progress.report(0, total);
+    // One regex cache for the whole run: skills repeat the same patterns.
+    let patterns = validator::PatternCache::new();
     let results: Vec<(Option<CheckedSkill>, Vec<Finding>)> = workspace
         .skill_dirs
         .par_iter()
         .map(|dir| {
-            let result = check_skill(&workspace, schema, dir);
+            let result = check_skill(&workspace, schema, &patterns, dir);
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             progress.report(n, total);
             result
@@ -150,6 +155,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
 fn check_skill(
     ws: &Workspace,
     schema: &InterfaceSchema,
+    patterns: &validator::PatternCache,
     dir: &Path,
 ) -> (Option<CheckedSkill>, Vec<Finding>) {
     let skill = match workspace::read_skill(&ws.root, dir) {
@@ -211,19 +217,24 @@ fn check_skill(
         ));
     }
     let mut loaded = Vec::new();
+    let mut validators = Vec::new();
     for (role, kind, source, field) in sources {
-        match load_schema(ws, &skill, role, kind, &source, &field) {
-            Ok(l) => loaded.push(l),
+        match load_schema(ws, &skill, patterns, role, kind, &source, &field) {
+            Ok((l, v)) => {
+                loaded.push(l);
+                validators.push(v);
+            }
             Err(mut f) => findings.append(&mut f),
         }
     }
     if !findings.is_empty() {
         return (None, findings);
     }
-    findings.extend(run_examples(ws, &skill, &loaded));
+    findings.extend(run_examples(ws, &skill, &loaded, &validators));
+    drop(validators);
 
     let interface = interface::assemble(m, loaded.iter().map(|l| l.reference.clone()).collect());
-    for problem in interface::check_document(schema, &interface.document) {
+    for problem in interface::check_assembled(schema, &interface) {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             format!(
@@ -251,15 +262,16 @@ fn check_skill(
     )
 }
 
-/// Read one role's schema and run the per-schema checks on it.
+/// Read one role's schema, run the per-schema checks on it and compile its validator.
 fn load_schema(
     ws: &Workspace,
     skill: &SkillSource,
+    patterns: &validator::PatternCache,
     role: Role,
     kind: Option<String>,
     source: &SchemaSource,
     field: &str,
-) -> Result<LoadedSchema, Vec<Finding>> {
+) -> Result<(LoadedSchema, validator::Validator), Vec<Finding>> {
     let (real, display) =
         workspace::resolve_schema_path(ws, skill, source, field).map_err(|f| vec![f])?;
     let limits = &ws.manifest.limits;
@@ -302,25 +314,33 @@ fn load_schema(
     if !problems.is_empty() {
         return Err(locate(problems));
     }
-    let validator = validator::compile(&value).map_err(locate)?;
+    let validator = validator::compile_shared(&value, patterns).map_err(locate)?;
     let reference = SchemaReference::new(
         role,
         kind,
         source.schema_uri.clone(),
         source.version,
         dialect,
-        value,
+        &value,
     );
-    Ok(LoadedSchema {
-        reference,
-        source: file,
-        field: field.to_string(),
+    Ok((
+        LoadedSchema {
+            reference,
+            source: file,
+            field: field.to_string(),
+        },
         validator,
-    })
+    ))
 }
 
 /// Run every example of a skill against its compiled schemas.
-fn run_examples(ws: &Workspace, skill: &SkillSource, loaded: &[LoadedSchema]) -> Vec<Finding> {
+/// `validators[i]` is the compiled `loaded[i]`.
+fn run_examples(
+    ws: &Workspace,
+    skill: &SkillSource,
+    loaded: &[LoadedSchema],
+    validators: &[validator::Validator],
+) -> Vec<Finding> {
     let kinds: Vec<&str> = loaded
         .iter()
         .filter_map(|l| l.reference.kind.as_deref())
@@ -330,12 +350,12 @@ fn run_examples(ws: &Workspace, skill: &SkillSource, loaded: &[LoadedSchema]) ->
     for example in &found {
         let schema = loaded
             .iter()
-            .find(|l| l.reference.role == example.role && l.reference.kind == example.kind);
-        if let Some(schema) = schema {
+            .position(|l| l.reference.role == example.role && l.reference.kind == example.kind);
+        if let Some(i) = schema {
             findings.extend(examples::run(
                 &ws.root,
                 example,
-                &schema.validator,
+                &validators[i],
                 limits.max_example_bytes,
                 limits.max_depth,
             ));

@@ -593,7 +593,11 @@ fn fixture() -> &'static Fixture {
         let key = SigningKeyPair::from_seed(&[42; 32]);
         bundle::sign::sign(&mut contents, std::slice::from_ref(&key));
         let fx = Fixture {
-            files: contents.files,
+            files: contents
+                .files
+                .into_iter()
+                .map(|(path, bytes)| (path, bytes.to_vec()))
+                .collect(),
             key,
         };
         let trust = TrustedKeys::new(vec![fx.key.public_key()]);

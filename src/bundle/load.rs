@@ -17,11 +17,14 @@
 //!    unsigned bundle loads only when explicitly allowed);
 //! 4. the archive holds exactly the files the manifest lists — none missing, none extra —
 //!    and each file's SHA-256 matches;
-//! 5. every Skill Interface Document is re-parsed, re-validated with
-//!    [`crate::interface::check_document`] against the packaged schema, its
-//!    interface_digest and inline-schema digests recomputed, and compared with the
-//!    manifest and with the Agent Card fragment;
+//! 5. every Skill Interface Document is re-parsed, re-validated against the packaged
+//!    schema (the checks of [`crate::interface::check_document`], by way of
+//!    [`crate::interface::digest_and_check`]), its interface_digest and inline-schema
+//!    digests recomputed, and compared with the manifest and with the Agent Card fragment;
 //! 6. a validator is compiled once for every input, output and record schema.
+//!
+//! Steps 5 and 6 run for each skill on its own, so skills load in parallel (rayon; the
+//! findings keep manifest order, and the loaded bundle is the same whatever the threads).
 //!
 //! Any failure refuses the whole bundle: [`Bundle::open`] returns every finding and no
 //! partial bundle. `manifest.json` is authenticated as a JSON *value* (its JCS bytes are
@@ -40,6 +43,7 @@ use crate::jws::{self, JwsError, JwsSignature};
 use crate::keys::PublicKey;
 use crate::manifest::DEFAULT_DIALECT;
 use a2a_types::{AgentExtension, AgentSkill};
+use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -234,14 +238,17 @@ impl SchemaEntry {
 /// Compile one domain schema into a validator (draft 2020-12, `format` asserted, nothing
 /// ever fetched). Kept in this one place on purpose: the project's canonical schema
 /// compiler replaces it.
-fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+fn compile(
+    schema: &Value,
+    patterns: &crate::schema::validator::PatternCache,
+) -> Result<jsonschema::Validator, String> {
     // The same governance as at build time: a bundle from elsewhere is not trusted to
     // have passed it. Closure first: the validator would otherwise resolve a reference
     // to its bundled meta-schema.
     let mut problems = crate::schema::dialect::check(schema, DEFAULT_DIALECT);
     problems.extend(crate::schema::closure::check(schema));
     let result = if problems.is_empty() {
-        crate::schema::validator::compile(schema)
+        crate::schema::validator::compile_shared(schema, patterns)
     } else {
         Err(problems)
     };
@@ -389,12 +396,20 @@ impl Bundle {
         // 4. Exactly the listed files, each with its digest.
         check_file_set(&parsed, &files)?;
 
-        // 5 and 6. Documents and validators.
+        // 5 and 6. Documents and validators: each skill on its own, so in parallel (the
+        // results, and so the findings, stay in manifest order).
+        // One regex cache for the bundle: its validators share compiled patterns.
+        let patterns = crate::schema::validator::PatternCache::new();
+        let loaded: Vec<Result<LoadedSkill, Vec<Finding>>> = parsed
+            .skills
+            .par_iter()
+            .map(|entry| load_skill(schema, &patterns, entry, &files[&entry.file]))
+            .collect();
         let mut findings = Vec::new();
         let mut skills = BTreeMap::new();
         let mut order = Vec::new();
-        for entry in &parsed.skills {
-            match load_skill(schema, entry, &files[&entry.file]) {
+        for result in loaded {
+            match result {
                 Ok(skill) => {
                     order.push(skill.skill_id.clone());
                     skills.insert(skill.skill_id.clone(), skill);
@@ -606,6 +621,7 @@ fn check_file_set(
 
 fn load_skill(
     schema: &InterfaceSchema,
+    patterns: &crate::schema::validator::PatternCache,
     entry: &SkillEntry,
     bytes: &[u8],
 ) -> Result<LoadedSkill, Vec<Finding>> {
@@ -626,7 +642,8 @@ fn load_skill(
         )]
     })?;
     let mut findings = Vec::new();
-    let recomputed = Digest::of_value(&document);
+    // One canonicalization gives the interface digest and every inline schema's.
+    let (recomputed, problems) = interface::digest_and_check(schema, &document);
     if recomputed != entry.interface_digest {
         findings.push(Finding::new(
             Code::DigestMismatch,
@@ -637,7 +654,7 @@ fn load_skill(
             at(file),
         ));
     }
-    for problem in interface::check_document(schema, &document) {
+    for problem in problems {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             problem.message,
@@ -726,7 +743,7 @@ fn load_skill(
         let inline = reference
             .pointer("/resolution/schema")
             .unwrap_or(&Value::Null);
-        match compile(inline) {
+        match compile(inline, patterns) {
             Ok(v) => compiled.push(v),
             Err(e) => findings.push(Finding::new(
                 Code::InterfaceInvalid,
@@ -930,7 +947,12 @@ mod tests {
 
     #[test]
     fn compile_refuses_external_references() {
-        assert!(compile(&serde_json::json!({"type": "object"})).is_ok());
-        assert!(compile(&serde_json::json!({"$ref": "https://example.com/x.json"})).is_err());
+        let patterns = crate::schema::validator::PatternCache::new();
+        assert!(compile(&serde_json::json!({"type": "object"}), &patterns).is_ok());
+        assert!(compile(
+            &serde_json::json!({"$ref": "https://example.com/x.json"}),
+            &patterns
+        )
+        .is_err());
     }
 }

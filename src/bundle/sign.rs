@@ -41,17 +41,23 @@ pub fn sign(contents: &mut Contents, keys: &[SigningKeyPair]) {
     if keys.is_empty() {
         return;
     }
-    let mut signed = contents.manifest.clone();
     let list: Vec<Value> = signatures(&contents.manifest, keys)
         .into_iter()
         .map(|s| serde_json::to_value(s).expect("a signature always serializes"))
         .collect();
-    if let Value::Object(map) = &mut signed {
-        map.insert(SIGNATURES.to_string(), Value::Array(list));
+    // Add the signatures to the manifest only while writing it out, rather than signing
+    // a clone: the manifest of 10,000 skills is a tree of tens of megabytes.
+    let Value::Object(map) = &mut contents.manifest else {
+        return;
+    };
+    map.insert(SIGNATURES.to_string(), Value::Array(list));
+    let written = stable_pretty(&contents.manifest);
+    if let Value::Object(map) = &mut contents.manifest {
+        map.remove(SIGNATURES);
     }
     contents
         .files
-        .insert(MANIFEST_PATH.to_string(), stable_pretty(&signed));
+        .insert(MANIFEST_PATH.to_string(), written.into());
 }
 
 #[cfg(test)]
@@ -64,7 +70,7 @@ mod tests {
     fn contents() -> Contents {
         let manifest = json!({"format": "skillbundle/1", "bundle": {"name": "n", "version": "1"}});
         let mut files = BTreeMap::new();
-        files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest));
+        files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest).into());
         Contents { files, manifest }
     }
 
