@@ -359,24 +359,7 @@ fn lock_finding(location: Location, message: String) -> Finding {
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed
 /// and renamed over `path`. A failure leaves the old file untouched and nothing behind.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".skillbundle-lock-")
-        .suffix(".partial")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::atomic_file::replace(path, ".skillbundle-lock-", |file| file.write_all(bytes))
 }
 
 /// The ledger entries a Skill Interface Document describes: the skill and its schemas.

@@ -16,6 +16,7 @@
 
 pub mod a2a;
 pub mod agent;
+pub mod atomic_file;
 pub mod bundle;
 pub mod client;
 pub mod compat;

@@ -191,28 +191,18 @@ pub fn write_atomically(
     dest: &Path,
     files: &BTreeMap<String, Arc<[u8]>>,
 ) -> std::io::Result<PathBuf> {
-    let dir = dest
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    remove_stale_temporaries(dir);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .suffix(TEMP_SUFFIX)
-        .tempfile_in(dir)?;
-    {
-        let out = std::io::BufWriter::new(tmp.as_file_mut());
+    if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+        remove_stale_temporaries(dir);
+    }
+    crate::atomic_file::replace(dest, TEMP_PREFIX, |file| {
+        let out = std::io::BufWriter::new(file);
         let mut out = archive::write(
             out,
             files.iter().map(|(k, v)| (k.as_str(), &v[..])),
             archive::source_date_epoch(),
         )?;
-        out.flush()?;
-    }
-    tmp.as_file().sync_all()?;
-    set_readable(tmp.as_file())?;
-    tmp.persist(dest).map_err(|e| e.error)?;
+        out.flush()
+    })?;
     Ok(dest.to_path_buf())
 }
 
@@ -220,7 +210,7 @@ pub fn write_atomically(
 /// a build that is killed (no destructor runs) can leave one behind but never a partial
 /// file at the bundle's path.
 const TEMP_PREFIX: &str = ".skillbundle-";
-const TEMP_SUFFIX: &str = ".partial";
+const TEMP_SUFFIX: &str = crate::atomic_file::TEMP_SUFFIX;
 
 /// A temporary file not written to for this long is left over by a killed build.
 const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
@@ -250,17 +240,6 @@ fn remove_stale_temporaries(dir: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-#[cfg(unix)]
-fn set_readable(file: &std::fs::File) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(std::fs::Permissions::from_mode(0o644))
-}
-
-#[cfg(not(unix))]
-fn set_readable(_: &std::fs::File) -> std::io::Result<()> {
-    Ok(())
 }
 
 /// What `inspect` shows of a bundle: identity and every digest, no inline schemas.
