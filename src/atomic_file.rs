@@ -42,3 +42,25 @@ pub fn replace(
     tmp.persist(dest).map_err(|e| e.error)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("skillbundle.lock");
+        replace(&dest, ".t-", |f| f.write_all(b"old")).unwrap();
+        let failed = replace(&dest, ".t-", |f| {
+            f.write_all(b"half of the new")?;
+            Err(io::Error::other("interrupted"))
+        });
+        assert!(failed.is_err());
+        assert_eq!(std::fs::read(&dest).unwrap(), b"old");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        replace(&dest, ".t-", |f| f.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"new");
+    }
+}
