@@ -678,7 +678,7 @@ impl<'a> Doc<'a> {
         let base = self.base_at(from);
         let absolute = resolve_uri(base, reference)?;
         let (resource, fragment) = match absolute.split_once('#') {
-            Some((r, f)) => (r.to_string(), percent_decode(f)?),
+            Some((r, f)) => (r.to_string(), crate::pointer::percent_decode(f)?),
             None => (absolute.clone(), String::new()),
         };
         let resource_ptr = self.resources.get(&resource)?;
@@ -779,22 +779,6 @@ fn remove_dot_segments(path: &str) -> String {
     }
 }
 
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
 
 // ---------------------------------------------------------------------------------------
 // The comparison.
