@@ -20,6 +20,8 @@ pub struct Fixture {
     /// The uncompressed tar of `archive`.
     pub tar: Vec<u8>,
     pub bundle: Bundle,
+    /// What `bundle` serves (see [`served`]), computed once.
+    pub served: serde_json::Value,
 }
 
 pub fn fixture() -> &'static Fixture {
@@ -44,6 +46,7 @@ pub fn fixture() -> &'static Fixture {
         let tar = gunzip(&archive);
         let trust = TrustedKeys::new(vec![key.public_key()]);
         let bundle = Bundle::open(&archive, &trust).expect("the fixture bundle opens");
+        let served = served(&bundle);
         Fixture {
             key,
             trust,
@@ -51,6 +54,7 @@ pub fn fixture() -> &'static Fixture {
             archive,
             tar,
             bundle,
+            served,
         }
     })
 }
