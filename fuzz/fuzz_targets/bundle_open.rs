@@ -48,7 +48,11 @@ fuzz_target!(|data: &[u8]| {
                 return;
             };
             let mut files = fx.files.clone();
-            let name = files.keys().nth(usize::from(pick) % files.len()).unwrap().clone();
+            let name = files
+                .keys()
+                .nth(usize::from(pick) % files.len())
+                .unwrap()
+                .clone();
             edit(files.get_mut(&name).unwrap(), script);
             if mode % 4 == 3 && !resign(&mut files, &name) {
                 return;

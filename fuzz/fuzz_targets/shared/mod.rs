@@ -29,7 +29,11 @@ pub fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-skills");
         let checked = skillbundle::pipeline::check(&root);
-        assert!(checked.ok(), "example-skills must check: {:?}", checked.findings);
+        assert!(
+            checked.ok(),
+            "example-skills must check: {:?}",
+            checked.findings
+        );
         let ws = checked.workspace.as_ref().unwrap();
         let schema = InterfaceSchema::packaged().unwrap();
         let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
@@ -90,7 +94,8 @@ pub fn gzip_stored(bytes: &[u8]) -> Vec<u8> {
 pub fn edit(target: &mut Vec<u8>, script: &[u8]) {
     for chunk in script.chunks_exact(5) {
         let len = target.len();
-        let offset = (usize::from(chunk[1]) << 16) | (usize::from(chunk[2]) << 8) | usize::from(chunk[3]);
+        let offset =
+            (usize::from(chunk[1]) << 16) | (usize::from(chunk[2]) << 8) | usize::from(chunk[3]);
         let value = chunk[4];
         match chunk[0] % 4 {
             0 if len > 0 => target[offset % len] = value,
@@ -108,7 +113,11 @@ pub fn edit(target: &mut Vec<u8>, script: &[u8]) {
 pub fn served(bundle: &Bundle) -> serde_json::Value {
     let describe: Vec<serde_json::Value> = bundle
         .skill_ids()
-        .map(|id| bundle.describe_skill(id).expect("advertised skills describe"))
+        .map(|id| {
+            bundle
+                .describe_skill(id)
+                .expect("advertised skills describe")
+        })
         .collect();
     serde_json::json!({
         "name": bundle.name(),
