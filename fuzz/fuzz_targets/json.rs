@@ -95,10 +95,7 @@ fn same(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x
-                    .iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
         _ => a == b,
     }
@@ -181,7 +178,11 @@ fn scan(text: &str) -> Lexical {
                     }
                     // An integral double that RFC 8785 writes in full digits beyond
                     // 2^53 − 1 (1e20 → 100000000000000000000) is refused too.
-                    if v.is_finite() && v.fract() == 0.0 && v.abs() >= 9007199254740992.0 && v.abs() < 1e21 {
+                    if v.is_finite()
+                        && v.fract() == 0.0
+                        && v.abs() >= 9007199254740992.0
+                        && v.abs() < 1e21
+                    {
                         out.big_integer = true;
                     }
                 }

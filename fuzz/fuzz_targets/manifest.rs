@@ -16,7 +16,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = yaml::from_str::<WorkspaceManifest>(text);
     if let Ok(skill) = yaml::from_str::<SkillManifest>(text) {
-        for v in [skill.skill_version, skill.input.version, skill.output.version] {
+        for v in [
+            skill.skill_version,
+            skill.input.version,
+            skill.output.version,
+        ] {
             let shown = v.to_string();
             assert!(
                 shown.parse::<skillbundle::version::Version>().ok() == Some(v),

@@ -20,6 +20,8 @@ pub struct Fixture {
     /// The uncompressed tar of `archive`.
     pub tar: Vec<u8>,
     pub bundle: Bundle,
+    /// What `bundle` serves (see [`served`]), computed once.
+    pub served: serde_json::Value,
 }
 
 pub fn fixture() -> &'static Fixture {
@@ -27,7 +29,11 @@ pub fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-skills");
         let checked = skillbundle::pipeline::check(&root);
-        assert!(checked.ok(), "example-skills must check: {:?}", checked.findings);
+        assert!(
+            checked.ok(),
+            "example-skills must check: {:?}",
+            checked.findings
+        );
         let ws = checked.workspace.as_ref().unwrap();
         let schema = InterfaceSchema::packaged().unwrap();
         let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
@@ -44,6 +50,7 @@ pub fn fixture() -> &'static Fixture {
         let tar = gunzip(&archive);
         let trust = TrustedKeys::new(vec![key.public_key()]);
         let bundle = Bundle::open(&archive, &trust).expect("the fixture bundle opens");
+        let served = served(&bundle);
         Fixture {
             key,
             trust,
@@ -51,6 +58,7 @@ pub fn fixture() -> &'static Fixture {
             archive,
             tar,
             bundle,
+            served,
         }
     })
 }
@@ -86,7 +94,8 @@ pub fn gzip_stored(bytes: &[u8]) -> Vec<u8> {
 pub fn edit(target: &mut Vec<u8>, script: &[u8]) {
     for chunk in script.chunks_exact(5) {
         let len = target.len();
-        let offset = (usize::from(chunk[1]) << 16) | (usize::from(chunk[2]) << 8) | usize::from(chunk[3]);
+        let offset =
+            (usize::from(chunk[1]) << 16) | (usize::from(chunk[2]) << 8) | usize::from(chunk[3]);
         let value = chunk[4];
         match chunk[0] % 4 {
             0 if len > 0 => target[offset % len] = value,
@@ -104,7 +113,11 @@ pub fn edit(target: &mut Vec<u8>, script: &[u8]) {
 pub fn served(bundle: &Bundle) -> serde_json::Value {
     let describe: Vec<serde_json::Value> = bundle
         .skill_ids()
-        .map(|id| bundle.describe_skill(id).expect("advertised skills describe"))
+        .map(|id| {
+            bundle
+                .describe_skill(id)
+                .expect("advertised skills describe")
+        })
         .collect();
     serde_json::json!({
         "name": bundle.name(),
