@@ -292,18 +292,9 @@ mod tests {
     use ed25519_dalek::{Signature, VerifyingKey};
     use proptest::prelude::*;
 
-    const RFC8037_D: &str = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
-    const RFC8037_THUMBPRINT: &str = "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k";
-    const PAYLOAD: &[u8] = br#"{"bundle":{"name":"example-network-skills","version":"0.1.0"}}"#;
+    use crate::keys::tests::{rfc8037_key, RFC8037_THUMBPRINT};
 
-    fn rfc8037_key() -> SigningKeyPair {
-        let d: [u8; 32] = URL_SAFE_NO_PAD
-            .decode(RFC8037_D)
-            .unwrap()
-            .try_into()
-            .unwrap();
-        SigningKeyPair::from_seed(&d)
-    }
+    const PAYLOAD: &[u8] = br#"{"bundle":{"name":"example-network-skills","version":"0.1.0"}}"#;
 
     fn b64(bytes: impl AsRef<[u8]>) -> String {
         URL_SAFE_NO_PAD.encode(bytes)

@@ -780,14 +780,14 @@ pub(crate) fn parse_unique_object(bytes: &[u8]) -> Result<Map<String, Value>, St
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::process::Command;
 
     // RFC 8037 appendix A.1-A.3.
-    const RFC8037_D: &str = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
+    pub(crate) const RFC8037_D: &str = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
     const RFC8037_X: &str = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo";
-    const RFC8037_THUMBPRINT: &str = "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k";
+    pub(crate) const RFC8037_THUMBPRINT: &str = "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k";
 
     /// An EC P-256 key from `openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256`.
     const EC_PRIVATE_PEM: &str = "-----BEGIN PRIVATE KEY-----
@@ -803,7 +803,8 @@ tWn63XshyHNOY2c/CfZGbS5rIBrazMOWH6xDgXSbJc7FW0vAcUR8UDkh3A==
 -----END PUBLIC KEY-----
 ";
 
-    fn rfc8037_key() -> SigningKeyPair {
+    /// The RFC 8037 A.1 key (also used by the JWS tests).
+    pub(crate) fn rfc8037_key() -> SigningKeyPair {
         let d: [u8; 32] = URL_SAFE_NO_PAD
             .decode(RFC8037_D)
             .unwrap()
