@@ -46,7 +46,12 @@ pub fn fixture() -> &'static Fixture {
         );
         let key = SigningKeyPair::from_seed(&[7; 32]);
         bundle::sign::sign(&mut contents, std::slice::from_ref(&key));
-        let archive = pack(&contents.files);
+        let files: BTreeMap<String, Vec<u8>> = contents
+            .files
+            .into_iter()
+            .map(|(path, bytes)| (path, bytes.to_vec()))
+            .collect();
+        let archive = pack(&files);
         let tar = gunzip(&archive);
         let trust = TrustedKeys::new(vec![key.public_key()]);
         let bundle = Bundle::open(&archive, &trust).expect("the fixture bundle opens");
@@ -54,7 +59,7 @@ pub fn fixture() -> &'static Fixture {
         Fixture {
             key,
             trust,
-            files: contents.files,
+            files,
             archive,
             tar,
             bundle,
