@@ -134,12 +134,11 @@ fn completions_and_man_page_are_generated() {
     }
     let man = run(&["man"], dir.path());
     assert_eq!(man.status, 0);
+    assert!(man.stdout.contains(".TH skillbundle 1"), "not a man page");
     assert!(
-        man.stdout.starts_with(".ie") || man.stdout.contains(".TH skillbundle 1"),
-        "{}",
-        &man.stdout[..200.min(man.stdout.len())]
+        man.stdout.contains("describe"),
+        "the man page lists the subcommands"
     );
-    assert!(man.stdout.contains(".TH skillbundle 1"));
 }
 
 #[test]
