@@ -28,6 +28,7 @@ pub mod finding;
 pub mod init;
 pub mod interface;
 pub mod interface_schema;
+pub mod inventory;
 pub mod json;
 pub mod jws;
 pub mod keys;

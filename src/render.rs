@@ -1,6 +1,8 @@
 //! Rendering findings for people and for machines. The only place that prints.
 
+use crate::output;
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
+use serde::Serialize;
 use serde_json::Value;
 use skillbundle::condition::ErrorObject;
 use skillbundle::finding::Finding;
@@ -19,13 +21,6 @@ pub enum Format {
     Github,
     /// A SARIF 2.1.0 log on stdout, for code scanning.
     Sarif,
-}
-
-/// Print a JSON document on stdout.
-pub fn print_json(doc: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut out, doc);
-    let _ = writeln!(out);
 }
 
 /// `text` with every control character except a line feed shown as a `\u{…}` escape.
@@ -175,7 +170,7 @@ pub fn status(findings: &[Finding]) -> ExitCode {
 pub fn report(
     format: Format,
     findings: &[Finding],
-    doc: &Value,
+    doc: &impl Serialize,
     success: impl FnOnce() -> Vec<String>,
 ) -> ExitCode {
     report_with(format, findings, doc, success, "nothing was written")
@@ -185,30 +180,22 @@ pub fn report(
 pub fn report_with(
     format: Format,
     findings: &[Finding],
-    doc: &Value,
+    doc: &impl Serialize,
     success: impl FnOnce() -> Vec<String>,
     outcome: &str,
 ) -> ExitCode {
     match format {
-        Format::Json => print_json(doc),
-        Format::Sarif => print_json(&sarif(findings)),
+        Format::Json => output::json(doc),
+        Format::Sarif => output::json(&sarif(findings)),
         Format::Github => {
-            let mut out = std::io::stdout().lock();
-            for f in findings {
-                let _ = writeln!(out, "{}", github(f));
-            }
+            output::lines(&findings.iter().map(github).collect::<Vec<_>>());
             if findings.is_empty() {
-                for line in success() {
-                    let _ = writeln!(out, "{line}");
-                }
+                output::lines(&success());
             }
         }
         Format::Human => {
             if findings.is_empty() {
-                let mut out = std::io::stdout().lock();
-                for line in success() {
-                    let _ = writeln!(out, "{line}");
-                }
+                output::lines(&success());
             } else {
                 let styled = use_color();
                 let mut err = std::io::stderr().lock();
@@ -237,7 +224,7 @@ pub fn warn(format: Format, message: &str) {
 /// Print one of the draft's error objects on stdout (it is the command's output in
 /// every format) and, for people, a one-line summary on stderr. Exit status 1.
 pub fn error_object(format: Format, error: &ErrorObject) -> ExitCode {
-    print_json(&error.to_json());
+    output::json(&error.to_json());
     if format == Format::Human {
         let _ = writeln!(
             std::io::stderr().lock(),

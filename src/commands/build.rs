@@ -1,0 +1,156 @@
+//! `skillbundle build`: check a workspace, write its bundle and record the release in
+//! the lock.
+
+use super::{count, progress, signing_key, skill_lines, SkillLine};
+use crate::render::{self, Format};
+use serde::Serialize;
+use skillbundle::finding::Finding;
+use skillbundle::keys::SigningKeyPair;
+use skillbundle::version::Version;
+use skillbundle::{evolution, pipeline};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Check a workspace and write its bundle.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n  skillbundle build . --locked                       in CI: the committed lock must already record this release\n  skillbundle build . --previous dist/old.tar.gz     also check against a published bundle\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic.\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged. New schema and skill versions are then recorded in skillbundle.lock (append-only)."
+)]
+pub struct Args {
+    /// The workspace directory (holds skillbundle.yaml).
+    #[arg(default_value = ".")]
+    workspace: PathBuf,
+    /// Where to write `<name>-<version>.tar.gz` [default: WORKSPACE/dist].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Sign manifest.json with this Ed25519 private key (PKCS#8 PEM). Repeat the flag
+    /// to sign with several keys, e.g. the old and the new one during a rotation.
+    #[arg(long = "sign-key", value_name = "FILE", value_parser = signing_key)]
+    sign_key: Vec<SigningKeyPair>,
+    /// Fail with lock_outdated, writing nothing, if skillbundle.lock would change.
+    #[arg(long)]
+    locked: bool,
+    /// A previously published bundle: its versions are checked like the lock's.
+    #[arg(long, value_name = "BUNDLE")]
+    previous: Option<PathBuf>,
+}
+
+/// `build --format json`.
+#[derive(Serialize)]
+struct Report<'a> {
+    ok: bool,
+    bundle: Option<&'a Path>,
+    lock: Option<LockReport<'a>>,
+    signed_by: &'a [String],
+    skills: Vec<SkillLine>,
+    findings: &'a [Finding],
+}
+
+/// What the build recorded in skillbundle.lock.
+#[derive(Serialize)]
+struct LockReport<'a> {
+    path: &'a Path,
+    updated: bool,
+    added_schemas: Vec<AddedSchema<'a>>,
+    added_skills: Vec<AddedSkill<'a>>,
+}
+
+#[derive(Serialize)]
+struct AddedSchema<'a> {
+    schema_uri: &'a str,
+    version: Version,
+}
+
+#[derive(Serialize)]
+struct AddedSkill<'a> {
+    skill_id: &'a str,
+    skill_version: Version,
+}
+
+pub fn run(format: Format, args: Args) -> ExitCode {
+    let ledger = evolution::Options {
+        previous: args.previous,
+        locked: args.locked,
+        ignore_ledger: false,
+    };
+    build(format, &args.workspace, args.out, args.sign_key, ledger)
+}
+
+fn build(
+    format: Format,
+    workspace: &Path,
+    out: Option<PathBuf>,
+    sign_keys: Vec<SigningKeyPair>,
+    ledger: evolution::Options,
+) -> ExitCode {
+    let out = out.unwrap_or_else(|| workspace.join("dist"));
+    let signed_by: Vec<String> = sign_keys
+        .iter()
+        .map(|k| k.public_key().kid().to_string())
+        .collect();
+    let (observer, bar) = progress(format);
+    let options = pipeline::BuildOptions {
+        sign_keys,
+        progress: observer,
+        evolution: ledger,
+    };
+    let built = pipeline::build(workspace, &out, &options);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let checked = &built.checked;
+    let lock = built.lock.as_ref().map(|l| LockReport {
+        path: &l.path,
+        updated: l.changed && checked.ok(),
+        added_schemas: l
+            .added_schemas
+            .iter()
+            .map(|(u, v)| AddedSchema {
+                schema_uri: u,
+                version: *v,
+            })
+            .collect(),
+        added_skills: l
+            .added_skills
+            .iter()
+            .map(|(s, v)| AddedSkill {
+                skill_id: s,
+                skill_version: *v,
+            })
+            .collect(),
+    });
+    let doc = Report {
+        ok: checked.ok() && built.bundle.is_some(),
+        bundle: built.bundle.as_deref(),
+        lock,
+        signed_by: &signed_by,
+        skills: skill_lines(checked),
+        findings: &checked.findings,
+    };
+    render::report(format, &checked.findings, &doc, || {
+        let mut lines = vec![format!(
+            "built {} ({}, {})",
+            built.bundle.as_deref().unwrap_or(Path::new("?")).display(),
+            count(checked.skills.len()),
+            if signed_by.is_empty() {
+                "unsigned".to_string()
+            } else {
+                format!("signed by {}", signed_by.join(", "))
+            }
+        )];
+        lines.extend(doc.skills.iter().map(SkillLine::human));
+        if let Some(l) = &built.lock {
+            let n = l.added_schemas.len() + l.added_skills.len();
+            lines.push(if l.changed {
+                format!(
+                    "recorded {n} new entr{} in {}",
+                    if n == 1 { "y" } else { "ies" },
+                    l.path.display()
+                )
+            } else {
+                format!("{} is up to date", l.path.display())
+            });
+        }
+        lines
+    })
+}

@@ -1,0 +1,60 @@
+//! `skillbundle check`: every check `build` runs, writing nothing.
+
+use super::{count, progress, skill_lines, SkillLine};
+use crate::render::{self, Format};
+use serde::Serialize;
+use skillbundle::finding::Finding;
+use skillbundle::{evolution, pipeline};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Run every check `build` runs, and write nothing.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Examples:\n  skillbundle check example-skills\n  skillbundle check . --previous releases/net-skills-1.4.0.tar.gz\n\nThe release rules compare the workspace with skillbundle.lock (and the --previous bundle): a published version never changes, new versions are higher, and a breaking change needs a MAJOR step."
+)]
+pub struct Args {
+    /// The workspace directory (holds skillbundle.yaml).
+    #[arg(default_value = ".")]
+    workspace: PathBuf,
+    /// A previously published bundle: its versions are checked like the lock's.
+    #[arg(long, value_name = "BUNDLE")]
+    previous: Option<PathBuf>,
+}
+
+/// `check --format json`.
+#[derive(Serialize)]
+struct Report<'a> {
+    ok: bool,
+    skills: Vec<SkillLine>,
+    findings: &'a [Finding],
+}
+
+pub fn run(format: Format, args: Args) -> ExitCode {
+    let ledger = evolution::Options {
+        previous: args.previous,
+        ..evolution::Options::default()
+    };
+    check(format, &args.workspace, &ledger)
+}
+
+fn check(format: Format, workspace: &Path, ledger: &evolution::Options) -> ExitCode {
+    let (observer, bar) = progress(format);
+    let checked = pipeline::check_with(workspace, &observer, ledger);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let doc = Report {
+        ok: checked.ok(),
+        skills: skill_lines(&checked),
+        findings: &checked.findings,
+    };
+    render::report(format, &checked.findings, &doc, || {
+        let mut lines = vec![format!(
+            "checked {}: all checks passed",
+            count(checked.skills.len())
+        )];
+        lines.extend(doc.skills.iter().map(SkillLine::human));
+        lines
+    })
+}

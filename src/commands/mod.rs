@@ -1,0 +1,193 @@
+//! One module per `skillbundle` subcommand (cargo's `commands/<cmd>.rs` pattern), and the
+//! few pieces several of them share: how a bundle is trusted and loaded, the per-skill
+//! summary line, the progress bar and the report every failure prints.
+//!
+//! Each command module holds its clap arguments (with the help text), its typed report
+//! for `--format json` and its handler `run`; `main.rs` only parses and dispatches. A new
+//! command is a new file here, a `pub mod` line below and one variant plus one match arm
+//! in `main.rs`.
+
+pub mod build;
+pub mod card;
+pub mod check;
+pub mod completions;
+pub mod describe;
+pub mod diff;
+pub mod digest;
+pub mod init;
+pub mod inspect;
+pub mod keygen;
+pub mod man;
+pub mod validate;
+pub mod verify;
+
+use crate::render::{self, Format};
+use serde::Serialize;
+use skillbundle::bundle::{Bundle, SignatureStatus, TrustedKeys};
+use skillbundle::finding::{Code, Finding};
+use skillbundle::keys::{PublicKey, SigningKeyPair};
+use skillbundle::pipeline;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// How a bundle is trusted; the same for every command that loads one.
+#[derive(clap::Args)]
+pub struct TrustArgs {
+    /// A public key trusted to sign bundles: a JWK (PREFIX.jwk.json) or an SPKI PEM file.
+    /// Repeatable.
+    #[arg(long = "trust", value_name = "KEY", value_parser = public_key)]
+    pub trust: Vec<PublicKey>,
+    /// Accept a bundle that has no signature (development only; the output says so).
+    #[arg(long)]
+    pub allow_unsigned: bool,
+}
+
+fn public_key(path: &str) -> Result<PublicKey, String> {
+    PublicKey::read_file(Path::new(path)).map_err(|e| e.to_string())
+}
+
+fn signing_key(path: &str) -> Result<SigningKeyPair, String> {
+    SigningKeyPair::read_pem_file(Path::new(path)).map_err(|e| e.to_string())
+}
+
+/// The report of a run that failed before it produced anything: `{"ok": false,
+/// "findings": [...]}`.
+#[derive(Serialize)]
+pub struct Failed<'a> {
+    ok: bool,
+    findings: &'a [Finding],
+}
+
+impl<'a> Failed<'a> {
+    pub fn new(findings: &'a [Finding]) -> Self {
+        Failed {
+            ok: false,
+            findings,
+        }
+    }
+}
+
+/// Report `findings` as a failed run (nothing was written).
+pub fn fail(format: Format, findings: &[Finding]) -> ExitCode {
+    render::report(format, findings, &Failed::new(findings), Vec::new)
+}
+
+/// [`fail`], ending the human list of findings with `outcome`.
+pub fn fail_with(format: Format, findings: &[Finding], outcome: &str) -> ExitCode {
+    render::report_with(format, findings, &Failed::new(findings), Vec::new, outcome)
+}
+
+/// One skill in a report: its id, version and interface digest.
+#[derive(Serialize)]
+pub struct SkillLine {
+    pub skill_id: String,
+    pub skill_version: String,
+    pub interface_digest: String,
+}
+
+impl SkillLine {
+    /// The human form: `  ID VERSION DIGEST`.
+    pub fn human(&self) -> String {
+        format!(
+            "  {} {} {}",
+            self.skill_id, self.skill_version, self.interface_digest
+        )
+    }
+}
+
+/// The skills a check passed, as report lines.
+pub fn skill_lines(checked: &pipeline::Checked) -> Vec<SkillLine> {
+    checked
+        .skills
+        .iter()
+        .map(|s| SkillLine {
+            skill_id: s.interface.skill_id.clone(),
+            skill_version: s.interface.skill_version.to_string(),
+            interface_digest: s.interface.digest.as_str().to_string(),
+        })
+        .collect()
+}
+
+/// What the signature check of a loaded bundle established, for `--format json`.
+#[derive(Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Signature {
+    Verified { signed_by: Vec<String> },
+    Unsigned,
+    NotVerified { signatures: usize },
+}
+
+impl From<&SignatureStatus> for Signature {
+    fn from(status: &SignatureStatus) -> Self {
+        match status {
+            SignatureStatus::Verified { by } => Signature::Verified {
+                signed_by: by.clone(),
+            },
+            SignatureStatus::Unsigned => Signature::Unsigned,
+            SignatureStatus::NotVerified { signatures } => Signature::NotVerified {
+                signatures: *signatures,
+            },
+        }
+    }
+}
+
+/// A progress bar on stderr for human output on a terminal: the number of skills
+/// checked and the elapsed time. Nothing at all in json/github/sarif output or when
+/// stderr is not a terminal.
+pub fn progress(format: Format) -> (pipeline::Progress, Option<indicatif::ProgressBar>) {
+    use std::io::IsTerminal;
+    if format != Format::Human || !std::io::stderr().is_terminal() {
+        return (pipeline::Progress::default(), None);
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} checking skills {pos}/{len} [{elapsed_precise}] {wide_bar}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let observer = bar.clone();
+    let progress = pipeline::Progress::new(move |done, total| {
+        observer.set_length(total as u64);
+        observer.set_position(done as u64);
+    });
+    (progress, Some(bar))
+}
+
+/// Load a bundle the way every agent-side command does; on failure, report the
+/// findings and return the exit status.
+pub fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, ExitCode> {
+    let mut keys = TrustedKeys::new(trust.trust.clone());
+    if trust.allow_unsigned {
+        keys = keys.and_allow_unsigned();
+    }
+    let bundle = Bundle::open_path(path, &keys)
+        .map_err(|findings| fail_with(format, &findings, "the bundle was refused"))?;
+    if let Some(warning) = unverified_warning(&bundle) {
+        render::warn(format, &warning);
+    }
+    Ok(bundle)
+}
+
+pub fn unverified_warning(bundle: &Bundle) -> Option<String> {
+    match bundle.signature() {
+        SignatureStatus::Verified { .. } => None,
+        status => Some(format!(
+            "{} {} is {status}; it was loaded only because of --allow-unsigned",
+            bundle.name(),
+            bundle.version()
+        )),
+    }
+}
+
+/// Read a JSON file strictly; a finding (exit 2 for I/O, 1 for bad JSON) otherwise.
+pub fn read_json(path: &Path) -> Result<serde_json::Value, Finding> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
+    skillbundle::json::parse(&bytes).map_err(|e| e.into_finding(path))
+}
+
+/// "1 skill", "3 skills".
+pub fn count(n: usize) -> String {
+    format!("{n} skill{}", if n == 1 { "" } else { "s" })
+}
