@@ -25,7 +25,7 @@ use std::process::ExitCode;
     long_about = "skillbundle reads per-skill YAML manifests and JSON Schemas, checks them strictly, \
 assembles one Skill Interface Document per skill (draft \"schema interfaces\", interface version 1.0), \
 digests it with RFC 8785 (JCS) + SHA-256, and writes a reproducible bundle that agents load at start-up.",
-    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle build --locked .              what CI runs: fail if skillbundle.lock would change\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle diff old.tar.gz .             every change since a release, and the version steps it needs\n  skillbundle keygen --out keys/release     make a signing key pair\n  skillbundle build example-skills --sign-key keys/release.key\n  skillbundle verify dist/bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check, 2 usage or I/O error."
+    after_help = "Examples:\n  skillbundle build example-skills          check, then write example-skills/dist/<name>-<version>.tar.gz\n  skillbundle build --locked .              what CI runs: fail if skillbundle.lock would change\n  skillbundle check example-skills          run every check, write nothing\n  skillbundle diff old.tar.gz .             every change since a release, and the version steps it needs\n  skillbundle keygen --out keys/release     make a signing key pair\n  skillbundle build example-skills --sign-key keys/release.key\n  skillbundle verify dist/bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle inspect dist/bundle.tar.gz    list skills, versions and digests of a bundle\n  skillbundle digest schemas/input.json     print a schema's sha256: digest\n\nExit status: 0 all good, 1 the input failed a check (a refusal to overwrite an existing file\nincluded: path_invalid), 2 usage or I/O error. When the reader of stdout goes away (| head),\nthe command stops quietly with the status it had."
 )]
 struct Cli {
     /// Output format: `human` for people; `json` for one machine-readable document on
@@ -60,7 +60,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return output::finish(output::clap_exit(&e)),
+    };
     let format = cli.format;
     if let Some(jobs) = cli.jobs {
         // Without --jobs, rayon sizes its pool from RAYON_NUM_THREADS or the CPU count.

@@ -55,6 +55,26 @@ pub fn json(doc: &impl Serialize) {
     });
 }
 
+/// What clap's own exit (`--help`, `--version`, a usage error) prints, and its status:
+/// help and version are the command's output and go through this module; usage errors
+/// go to stderr as clap prints them (exit status 2).
+pub fn clap_exit(e: &clap::Error) -> ExitCode {
+    let status = ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+    if e.use_stderr() {
+        let _ = e.print();
+        return status;
+    }
+    use std::io::IsTerminal;
+    let text = e.render();
+    let text = if io::stdout().is_terminal() {
+        text.ansi().to_string()
+    } else {
+        text.to_string()
+    };
+    bytes(text.as_bytes());
+    status
+}
+
 /// The exit status of the run, once stdout is flushed: `status` when every write
 /// succeeded or the reader closed the pipe, 2 (with an `io_error` on stderr) when a
 /// write failed otherwise.

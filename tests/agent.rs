@@ -174,10 +174,15 @@ fn the_public_key_also_works_as_spki_pem_and_files_are_safe() {
             .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
-    // Never overwritten without --force.
+    // Never overwritten without --force: refused like `init` refuses (path_invalid, 1).
     let before = read(&ws.path().join("k/vendor.key"));
     let again = run(&["keygen", "--out", "k/vendor"], ws.path());
-    assert_eq!(again.status, 2);
+    assert_eq!(again.status, 1);
+    assert!(
+        again.stderr.contains("error[path_invalid]"),
+        "{}",
+        again.stderr
+    );
     assert!(again.stderr.contains("already exists"), "{}", again.stderr);
     assert_eq!(read(&ws.path().join("k/vendor.key")), before);
 

@@ -4,6 +4,7 @@ use super::{count, progress, skill_lines, SkillLine};
 use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::finding::Finding;
+use skillbundle::ledger::LOCK_FILE;
 use skillbundle::{evolution, pipeline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -26,6 +27,7 @@ pub struct Args {
 #[derive(Serialize)]
 struct Report<'a> {
     ok: bool,
+    warnings: Vec<String>,
     skills: Vec<SkillLine>,
     findings: &'a [Finding],
 }
@@ -44,8 +46,23 @@ fn check(format: Format, workspace: &Path, ledger: &evolution::Options) -> ExitC
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    let warnings: Vec<String> = checked
+        .workspace
+        .as_ref()
+        .filter(|w| !w.root.join(LOCK_FILE).exists() && ledger.previous.is_none())
+        .map(|_| {
+            format!(
+                "there is no {LOCK_FILE}, so the release rules had no baseline: published versions were not compared (`skillbundle build` writes it; commit it)"
+            )
+        })
+        .into_iter()
+        .collect();
+    for w in &warnings {
+        render::warn(format, w);
+    }
     let doc = Report {
         ok: checked.ok(),
+        warnings,
         skills: skill_lines(&checked),
         findings: &checked.findings,
     };

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 /// Create a new workspace with one complete skill that passes `check` and `build`.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  skillbundle init my-skills\n  skillbundle init . --skill check_reachability\n\nExisting files are never overwritten: if any file of the scaffold exists, nothing is written."
+    after_help = "Examples:\n  skillbundle init my-skills\n  skillbundle init . --skill check_reachability\n\nExisting files are never overwritten: if any file of the scaffold exists, nothing is written\n(path_invalid, exit status 1)."
 )]
 pub struct Args {
     /// The directory to create the workspace in (created if missing).

@@ -4,14 +4,14 @@ use super::fail;
 use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::finding::{Code, Finding};
-use skillbundle::keys::SigningKeyPair;
+use skillbundle::keys::{KeyError, SigningKeyPair};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Generate an Ed25519 signing key pair.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  skillbundle keygen --out keys/release          writes keys/release.key and keys/release.jwk.json\n  skillbundle keygen --out keys/release --pem    also writes keys/release.pub.pem\n\nThe private key (PREFIX.key, PKCS#8 PEM that OpenSSL reads, mode 0600) signs bundles: keep it secret.\nThe public JWK (PREFIX.jwk.json, kid = RFC 7638 thumbprint) is what agents trust with --trust.\nExisting files are never replaced without --force."
+    after_help = "Examples:\n  skillbundle keygen --out keys/release          writes keys/release.key and keys/release.jwk.json\n  skillbundle keygen --out keys/release --pem    also writes keys/release.pub.pem\n\nThe private key (PREFIX.key, PKCS#8 PEM that OpenSSL reads, mode 0600) signs bundles: keep it secret.\nThe public JWK (PREFIX.jwk.json, kid = RFC 7638 thumbprint) is what agents trust with --trust.\nExisting files are never replaced without --force: a refusal is path_invalid, exit status 1."
 )]
 pub struct Args {
     /// Path prefix of the files to write.
@@ -51,7 +51,15 @@ fn keygen(format: Format, prefix: &Path, pem: bool, force: bool) -> ExitCode {
     });
     let (public, files) = match written {
         Ok(w) => w,
-        Err(e) => return fail(format, &[Finding::at_file(Code::Io, e.to_string(), prefix)]),
+        Err(e) => {
+            // Refusing to replace a key is about the path the caller gave, like `init`
+            // refusing to overwrite: path_invalid, exit status 1.
+            let code = match e {
+                KeyError::FileExists(_) => Code::PathInvalid,
+                _ => Code::Io,
+            };
+            return fail(format, &[Finding::at_file(code, e.to_string(), prefix)]);
+        }
     };
     let doc = Report {
         ok: true,
