@@ -37,6 +37,9 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+mod patterns;
+mod subsume;
+
 /// How a change moves the set of instances a (sub)schema accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -285,7 +288,35 @@ pub fn compare_with_limits(old: &Value, new: &Value, limits: Limits) -> Comparis
         limits,
         limit_hit: false,
         disjoint_budget: std::cell::Cell::new(20_000),
+        subsume_budget: subsume::BUDGET,
+        patterns: patterns::Patterns::default(),
     };
+    let (old_dialect, new_dialect) = (old.get("$schema"), new.get("$schema"));
+    if old_dialect
+        .zip(new_dialect)
+        .is_none_or(|(a, b)| !json_eq(a, b))
+        && (old_dialect.is_some() || new_dialect.is_some())
+    {
+        let at = |v: &Value| {
+            if v.get("$schema").is_some() {
+                "/$schema"
+            } else {
+                ""
+            }
+        };
+        cx.emit(
+            true,
+            "dialect-changed",
+            Direction::Undecided,
+            at(old),
+            at(new),
+            format!(
+                "$schema changed from {} to {}",
+                old_dialect.map_or("none".into(), short),
+                new_dialect.map_or("none".into(), short)
+            ),
+        );
+    }
     cx.cmp(&At::root(old), &At::root(new), true, 0);
     // One change per (rule, pointers, why): a location reached along two paths is
     // reported once.
@@ -801,6 +832,10 @@ struct Cx<'a> {
     limit_hit: bool,
     /// Steps left for the disjointness test of oneOf branches (it recurses).
     disjoint_budget: std::cell::Cell<usize>,
+    /// Steps left for the subsumption procedure ([`subsume`]).
+    subsume_budget: usize,
+    /// Property names tested against `patternProperties` patterns.
+    patterns: patterns::Patterns,
 }
 
 type SeenKey = (String, String, String, String, bool, bool, bool);
@@ -866,6 +901,13 @@ impl<'a> Cx<'a> {
 
     /// Compare `n` (new) against `o` (old). `pol` is false under an odd number of `not`s.
     fn cmp(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize) {
+        self.cmp_inner(o, n, pol, depth, false);
+    }
+
+    /// [`Self::cmp`]; with `bare`, the in-place applicators of this pair (`allOf`,
+    /// `anyOf`, `oneOf`, `$ref`) are left out: the subsumption procedure
+    /// ([`subsume`]) compares them as conjuncts and unions of their own.
+    fn cmp_inner(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize, bare: bool) {
         let (o_before, n_before) = (o, n);
         if self.limit_hit {
             return;
@@ -969,8 +1011,8 @@ impl<'a> Cx<'a> {
         self.cmp_strings(&o, &n, pol);
         self.cmp_arrays(&o, &n, pol, depth);
         self.cmp_objects(&o, &n, pol, depth);
-        self.cmp_composition(&o, &n, pol, depth);
-        self.cmp_refs(&o, &n, pol, depth);
+        self.cmp_composition(&o, &n, pol, depth, bare);
+        self.cmp_refs(&o, &n, pol, depth, bare);
         self.cmp_other(&o, &n, pol);
 
         if watch_unevaluated
@@ -986,6 +1028,9 @@ impl<'a> Cx<'a> {
                 &n.ptr,
                 "unevaluatedProperties/unevaluatedItems depend on what the in-place applicators here evaluate, and those changed; the effect on the accepted set is not decided".into(),
             );
+        }
+        if !bare {
+            self.settle_by_subsumption(&o, &n, pol, depth, start);
         }
     }
 
@@ -1704,6 +1749,50 @@ impl<'a> Cx<'a> {
 
     // -- objects -----------------------------------------------------------------------
 
+    /// What governs member `name` of `at` when `properties` does not declare it: the
+    /// residual schema, or — next to `patternProperties` whose pattern strings are the
+    /// same as in `other` (and no `unevaluatedProperties` on either side) — the schema of
+    /// the first pattern that matches the name, else `additionalProperties`. A member is
+    /// the conjunction of its declared schema and every matching pattern's; each pattern's
+    /// schema is also compared with its counterpart on its own, and a conjunction moves
+    /// no further than the join of its parts, so comparing with one of them is sound.
+    fn member_rest(
+        &mut self,
+        rest: &Residual<'a>,
+        at: &At<'a>,
+        other: &At<'a>,
+        name: &str,
+    ) -> Residual<'a> {
+        if let Residual::Known(r) = rest {
+            return Residual::Known(r.clone());
+        }
+        let pattern_keys = |a: &At<'a>| -> Option<Vec<&'a String>> {
+            let mut keys: Vec<&String> =
+                a.v.get("patternProperties")?.as_object()?.keys().collect();
+            keys.sort();
+            Some(keys)
+        };
+        let uneval = |a: &At<'a>| a.v.get("unevaluatedProperties").is_some();
+        let (Some(mine), Some(theirs)) = (pattern_keys(at), pattern_keys(other)) else {
+            return Residual::Unknown;
+        };
+        if mine != theirs || uneval(at) || uneval(other) {
+            return Residual::Unknown;
+        }
+        for p in mine {
+            match self.patterns.matches(p, name) {
+                Some(true) => {
+                    if let Some(schema) = at.get("patternProperties").and_then(|m| m.get(p)) {
+                        return Residual::Known(schema);
+                    }
+                }
+                Some(false) => {}
+                None => return Residual::Unknown,
+            }
+        }
+        Residual::Known(at.get_or_true("additionalProperties"))
+    }
+
     fn props_rest(&self, at: &At<'a>) -> Residual<'a> {
         let m = at.map();
         if m.get("patternProperties")
@@ -1767,7 +1856,9 @@ impl<'a> Cx<'a> {
                 .to_string()
         };
         let describe = |r: &At<'a>| {
-            if r.is_false() {
+            if r.ptr.contains("/patternProperties/") {
+                format!("was governed by the patternProperties entry at {}", r.ptr)
+            } else if r.is_false() {
                 format!("was rejected ({} is false)", keyword(r))
             } else if trivially_true(r.v) {
                 "could hold any value".to_string()
@@ -1778,9 +1869,12 @@ impl<'a> Cx<'a> {
         for (name, a) in &po {
             match pn_index.get(name.as_str()).map(|&i| &pn[i]) {
                 Some((_, b)) => self.cmp(a, b, pol, depth + 1),
-                None => match &rn {
+                None => match self.member_rest(&rn, n, o, name) {
                     Residual::Known(r) => {
-                        let now = if r.is_false() {
+                        let r = &r;
+                        let now = if r.ptr.contains("/patternProperties/") {
+                            format!("is now governed by the patternProperties entry at {}", r.ptr)
+                        } else if r.is_false() {
                             format!("is now rejected ({} is false)", keyword(r))
                         } else if trivially_true(r.v) {
                             "may now hold any value".to_string()
@@ -1812,15 +1906,15 @@ impl<'a> Cx<'a> {
             if po_index.contains_key(name.as_str()) {
                 continue;
             }
-            match &ro {
+            match self.member_rest(&ro, o, n, name) {
                 Residual::Known(r) => self.summarize(
                     "property-added",
-                    r,
+                    &r,
                     b,
                     pol,
                     depth,
                     (&o.ptr, &b.ptr),
-                    format!("property {name:?} is now declared; before, it {}", describe(r)),
+                    format!("property {name:?} is now declared; before, it {}", describe(&r)),
                 ),
                 Residual::Unknown => self.emit(
                     pol,
@@ -2095,7 +2189,14 @@ impl<'a> Cx<'a> {
         (pairs, rest_o[k..].to_vec(), rest_n[k..].to_vec())
     }
 
-    fn cmp_composition(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize) {
+    fn cmp_composition(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize, bare: bool) {
+        if !bare {
+            self.cmp_combinators(o, n, pol, depth);
+        }
+        self.cmp_not_and_conditionals(o, n, pol, depth);
+    }
+
+    fn cmp_combinators(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize) {
         // allOf: an intersection. More branches narrow; fewer widen.
         match (Self::branches(o, "allOf"), Self::branches(n, "allOf")) {
             (Ok(bo), Ok(bn)) => {
@@ -2176,7 +2277,9 @@ impl<'a> Cx<'a> {
             }
             _ => self.unreadable(pol, o, n, "oneOf"),
         }
+    }
 
+    fn cmp_not_and_conditionals(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize) {
         // not: the direction flips.
         match (o.get("not"), n.get("not")) {
             (Some(a), Some(b)) => self.cmp(&a, &b, !pol, depth + 1),
@@ -2411,8 +2514,11 @@ impl<'a> Cx<'a> {
 
     // -- $ref / $dynamicRef ------------------------------------------------------------
 
-    fn cmp_refs(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize) {
+    fn cmp_refs(&mut self, o: &At<'a>, n: &At<'a>, pol: bool, depth: usize, bare: bool) {
         let target = |cx: &Self, side: Side, at: &At<'a>| -> Option<Result<At<'a>, ()>> {
+            if bare {
+                return None;
+            }
             let r = at.v.get("$ref")?;
             Some(
                 r.as_str()
@@ -2513,6 +2619,13 @@ impl<'a> Cx<'a> {
             }
             let (op, np) = (Self::ptr_of(o, &[k]), Self::ptr_of(n, &[k]));
             if k == "$schema" {
+                // The dialect belongs to a resource: the documents' roots are compared
+                // once (see `compare_with_limits`), embedded resources here. A `$ref`
+                // that lands on a plain subschema compares no dialect.
+                let embedded = |at: &At<'a>| !at.ptr.is_empty() && at.v.get("$id").is_some();
+                if !(embedded(o) && embedded(n)) {
+                    continue;
+                }
                 self.emit(
                     pol,
                     "dialect-changed",
