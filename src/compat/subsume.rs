@@ -32,8 +32,12 @@
 use super::{is_assertion, At, Change, Cx, Direction, Side};
 use serde_json::{Map, Value};
 
-/// Steps (terms built plus implications tried) one comparison may spend here.
-pub(super) const BUDGET: usize = 4_000;
+/// Steps (terms built, implications tried, subschema pairs compared in trials) one
+/// comparison may spend here.
+pub(super) const BUDGET: usize = 20_000;
+
+/// Branches of one combinator beyond which it is not analysed here.
+const MAX_BRANCHES: usize = 64;
 
 /// Nesting of `allOf`/`$ref` flattening and of case splits.
 const MAX_NEST: usize = 12;
@@ -81,7 +85,22 @@ impl<'a> Cx<'a> {
         depth: usize,
         start: usize,
     ) {
-        if self.limit_hit || !(has_applicator(o.map()) || has_applicator(n.map())) {
+        if self.limit_hit
+            || self.subsume_budget == 0
+            || !(has_applicator(o.map()) || has_applicator(n.map()))
+        {
+            return;
+        }
+        // Matching branches is quadratic (and a case split multiplies): long lists keep
+        // the keyword rules' verdict.
+        let long = |m: &Map<String, Value>| {
+            ["allOf", "anyOf", "oneOf"].iter().any(|k| {
+                m.get(*k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|b| b.len() > MAX_BRANCHES)
+            })
+        };
+        if long(o.map()) || long(n.map()) {
             return;
         }
         let changes = &self.changes[start..];
@@ -292,7 +311,10 @@ impl<'a> Cx<'a> {
     fn trial(&mut self, o: &At<'a>, n: &At<'a>, depth: usize) -> Direction {
         let seen = self.seen.clone();
         let start = self.changes.len();
+        let visits = self.visits;
         self.cmp_inner(o, n, true, depth + 1, true);
+        // A trial costs what it compared: large bare objects use the budget up sooner.
+        self.subsume_budget = self.subsume_budget.saturating_sub(self.visits - visits);
         let found: Vec<Change> = self.changes.split_off(start);
         self.seen = seen;
         if self.limit_hit {
