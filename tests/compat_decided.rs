@@ -484,6 +484,13 @@ fn table() -> Vec<(&'static str, Value, Value, V)> {
             pattern_object(json!({"a": s()}), json!({"^x-": num()}), true),
             V::Widens,
         ),
+        // Regressions found by the soundness search.
+        (
+            "a $ref target narrowed next to an unchanged anyOf",
+            json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/d"}}, "anyOf": [{"type": "object"}], "$defs": {"d": {"type": "string"}}}),
+            json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/d"}}, "anyOf": [{"type": "object"}], "$defs": {"d": {"type": "string", "maxLength": 1}}}),
+            V::Narrows,
+        ),
         // Still undecided: breaking in every role.
         (
             "pattern changed, closed",

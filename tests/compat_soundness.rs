@@ -325,7 +325,7 @@ fn search() {
     let started = std::time::Instant::now();
     let tally = Tally::default();
     let pairs = (
-        (schema(), leaf()),
+        (schema(), leaf(), leaf()),
         0u8..10,
         schema(),
         any::<usize>(),
@@ -336,11 +336,18 @@ fn search() {
         failure_persistence: None,
         ..Config::default()
     });
-    let result = runner.run(&pairs, |((body, d), how, extra, pick, instances)| {
-        let old = with_defs(body, d);
-        let new = rewrite(&old, how, &extra, pick);
-        check_pair(&old, &new, &instances, &tally)
-    });
+    let result = runner.run(
+        &pairs,
+        |((body, d, other_d), how, extra, pick, instances)| {
+            let old = with_defs(body, d);
+            let mut new = rewrite(&old, how, &extra, pick);
+            // Now and then the target of the `$ref`s changes too.
+            if pick % 4 == 0 {
+                new["$defs"]["d"] = other_d;
+            }
+            check_pair(&old, &new, &instances, &tally)
+        },
+    );
     eprintln!(
         "{} pairs ({} both compiled) in {:.1?}: {} called input-compatible, {} output-compatible",
         tally.pairs.get(),

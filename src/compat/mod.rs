@@ -653,6 +653,10 @@ impl<'a> Cx<'a> {
             RULES.iter().any(|(r, _)| *r == rule),
             "unlisted rule {rule}"
         );
+        let why = match remedy(rule).filter(|_| direction == Direction::Undecided) {
+            Some(what) => format!("{why}; it counts as breaking: {what}"),
+            None => why,
+        };
         self.changes.push(Change {
             rule,
             direction: if pol { direction } else { direction.flip() },
@@ -971,6 +975,23 @@ fn rule_pair(stem: &str) -> (&'static str, &'static str) {
         "min-properties" => ("min-properties-tightened", "min-properties-loosened"),
         _ => ("max-properties-tightened", "max-properties-loosened"),
     }
+}
+
+/// What an author can do about an undecided change (which counts as breaking).
+fn remedy(rule: &str) -> Option<&'static str> {
+    Some(match rule {
+        "pattern-changed" => "inclusion between regular expressions is not decided; keep the old pattern, or release the change as a MAJOR version",
+        "one-of-changed" => "make the oneOf branches provably disjoint (different types, or distinct const/enum values of a property every branch requires), use anyOf where matching two branches is harmless, or release the change as a MAJOR version",
+        "if-changed" | "conditional-added" | "conditional-removed" => "keep the `if` as it was and change `then`/`else`, or release the change as a MAJOR version",
+        "additional-properties-undecided" | "pattern-property-added" | "pattern-property-removed" => "keep the patternProperties patterns unchanged in a release that adds or removes properties (patterns are compared by their text), or release the change as a MAJOR version",
+        "items-undecided" | "unevaluated-with-applicators" => "declare what else is allowed with additionalProperties/items next to the keywords it depends on instead of unevaluated*, or release the change as a MAJOR version",
+        "contains-changed" => "change `contains` and `maxContains` in separate releases, or release the change as a MAJOR version",
+        "dynamic-ref" => "use `$ref` where the target is fixed, or release the change as a MAJOR version",
+        "dialect-changed" => "keep `$schema` as it was, or release the change as a MAJOR version",
+        "ref-unresolved" | "ref-cycle" | "keyword-unreadable" => "fix the schema so that it compiles, then compare again",
+        "limit-exceeded" => "split the change into smaller releases, or release it as a MAJOR version",
+        _ => return None,
+    })
 }
 
 /// How the new bound compares to the old: Greater = tighter, Less = looser.

@@ -308,8 +308,12 @@ impl<'a> Cx<'a> {
     }
 
     /// Compare `o` with `n` bare, on the side: the changes found are only measured.
+    /// Within the trial, a hop met again while it is being compared is assumed to hold
+    /// (co-induction, as in the main comparison), so recursive schemas terminate.
     fn trial(&mut self, o: &At<'a>, n: &At<'a>, depth: usize) -> Direction {
-        let seen = self.seen.clone();
+        // A trial starts with no assumptions: a reference hop the main comparison already
+        // took (and reported) must be compared again here, not assumed equal.
+        let seen = std::mem::take(&mut self.seen);
         let start = self.changes.len();
         let visits = self.visits;
         self.cmp_inner(o, n, true, depth + 1, true);
