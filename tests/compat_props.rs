@@ -256,13 +256,9 @@ fn mutated() -> impl Strategy<Value = (Value, Value)> {
         })
 }
 
-fn validator(schema: &Value) -> Option<jsonschema::Validator> {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .offline()
-        .build(schema)
-        .ok()
+/// The validator the tool itself uses (draft 2020-12, formats asserted, no retrieval).
+fn validator(schema: &Value) -> Option<skillbundle::schema::validator::Validator> {
+    skillbundle::schema::validator::compile(schema).ok()
 }
 
 fn check_sound(old: &Value, new: &Value, instances: &[Value]) -> Result<(), TestCaseError> {

@@ -40,6 +40,16 @@ pub(crate) const OBJECT: &[&str] = &[
     "properties",
 ];
 
+/// Resolve `reference` against the absolute URI `base` (RFC 3986 §5, normalized), with
+/// the resolver of the `referencing` crate that `jsonschema` uses: every module that
+/// follows references resolves them the way the validator does.
+pub(crate) fn resolve_uri(base: &str, reference: &str) -> Option<String> {
+    let base = referencing::Uri::parse(base).ok()?;
+    referencing::uri::resolve_against(&base, reference)
+        .ok()
+        .map(|uri| uri.as_str().to_owned())
+}
+
 /// How a node is reached from its parent.
 #[derive(Debug, Clone)]
 enum Step<'a> {
@@ -246,6 +256,26 @@ mod tests {
         assert_eq!(tree.pointer(tree.len() - 1), "/x/properties/y");
         assert_eq!(tree.add_root(x, "/x".into(), Some(0)), index);
         assert_eq!(tree.len(), 4);
+    }
+
+    #[test]
+    fn resolves_uris() {
+        assert_eq!(
+            resolve_uri("https://a.example/x/y.json", "z.json").as_deref(),
+            Some("https://a.example/x/z.json")
+        );
+        assert_eq!(
+            resolve_uri("https://a.example/x/y.json", "../z#/a").as_deref(),
+            Some("https://a.example/z#/a")
+        );
+        assert_eq!(
+            resolve_uri("https://a.example/x/y.json", "#foo").as_deref(),
+            Some("https://a.example/x/y.json#foo")
+        );
+        assert_eq!(
+            resolve_uri("urn:a:b", "urn:c:d#/x").as_deref(),
+            Some("urn:c:d#/x")
+        );
     }
 
     #[test]
