@@ -295,7 +295,7 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
 /// `resource_limit_exceeded` before it is evaluated, as the build-side wrapper in
 /// [`crate::schema::validator`] does: an agent checks requests on worker threads whose
 /// stacks are small (2 MiB for tokio), and 20,000 levels overflowed one.
-fn validate(
+pub(crate) fn validate(
     validator: &jsonschema::Validator,
     instance: &Value,
     code: Condition,

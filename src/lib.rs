@@ -27,6 +27,7 @@ pub mod examples;
 pub mod finding;
 pub mod init;
 pub mod interface;
+pub mod interface_cache;
 pub mod interface_schema;
 pub mod json;
 pub mod jws;

@@ -7,6 +7,7 @@
 // Findings travel on cold error paths only, as in the library.
 #![allow(clippy::result_large_err)]
 
+mod client_command;
 mod render;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -201,6 +202,11 @@ enum Command {
         #[command(flatten)]
         trust: TrustArgs,
     },
+    /// The draft's client-side checks: an Agent Card's advertisement, a describe_skill response.
+    Client {
+        #[command(subcommand)]
+        command: client_command::ClientCommand,
+    },
 }
 
 /// How a bundle is trusted; the same for every command that loads one.
@@ -281,6 +287,7 @@ fn main() -> ExitCode {
             record,
             trust,
         } => validate(format, &bundle, &trust, request, result, record),
+        Command::Client { command } => client_command::run(format, command),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
