@@ -7,6 +7,7 @@
 // Findings travel on cold error paths only, as in the library.
 #![allow(clippy::result_large_err)]
 
+mod card_command;
 mod client_command;
 mod render;
 
@@ -17,7 +18,7 @@ use skillbundle::agent::Request;
 use skillbundle::bundle::{Bundle, SignatureStatus, TrustedKeys};
 use skillbundle::finding::{Code, Finding, Location};
 use skillbundle::keys::{PublicKey, SigningKeyPair};
-use skillbundle::{a2a, bundle, evolution, pipeline};
+use skillbundle::{bundle, evolution, pipeline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -171,7 +172,7 @@ enum Command {
     },
     /// Print the Agent Card fragment of a verified bundle, or merge it into a base card.
     #[command(
-        after_help = "Examples:\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json > card.json\n\nWith --base, the extension is appended to capabilities.extensions and the skills (describe_skill\nincluded) to skills; a skill id already in the base is refused, and the result must be an A2A 1.0 AgentCard."
+        after_help = "Examples:\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json > card.json  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json --sign-key keys/card.key\n\nWith --base, the base is checked as A2A 1.0 defines AgentCard (one finding per problem, with its pointer),\nthe extension is appended to capabilities.extensions and the skills (describe_skill included) to skills.\nA base entry for a bundle skill is merged into the bundle's: it may add members the bundle leaves unset\n(securityRequirements), a conflicting member is refused. A base carrying signatures is refused (they would\nbe stale) unless --sign-key is given: then they are dropped, and the merged card is signed in the canonical\nform a2a-sdk verifies (see verify-card)."
     )]
     Card {
         /// The bundle (.tar.gz).
@@ -179,8 +180,23 @@ enum Command {
         /// A base A2A 1.0 AgentCard (JSON) to merge the fragment into.
         #[arg(long, value_name = "FILE")]
         base: Option<PathBuf>,
+        /// Sign the merged card (A2A AgentCardSignature) with this Ed25519 private key
+        /// (PKCS#8 PEM); repeatable. Needs --base. The base card's own signatures are dropped.
+        #[arg(long = "sign-key", value_name = "KEY", value_parser = signing_key, requires = "base")]
+        sign_key: Vec<SigningKeyPair>,
         #[command(flatten)]
         trust: TrustArgs,
+    },
+    /// Verify an Agent Card's signatures (A2A AgentCardSignature) against trusted keys.
+    #[command(
+        after_help = "Examples:\n  skillbundle verify-card card.json --trust keys/card.jwk.json\n  skillbundle verify-card card.json --trust old.jwk.json --trust new.jwk.json\n\nThe card must be an A2A 1.0 AgentCard (card_invalid otherwise). Each signature is a JWS whose detached\npayload is the canonical card: without `signatures`, in protobuf-JSON form (camelCase names, members at\ntheir proto3 default omitted, then every null, empty string, empty list and empty object removed), as\nRFC 8785 (JCS) bytes: the form a2a-sdk signs and verifies. At least one signature by a trusted key must\nverify and none by a trusted key may fail: otherwise signature_invalid (a stale or altered card) or\nuntrusted_key."
+    )]
+    VerifyCard {
+        /// The Agent Card (JSON).
+        card: PathBuf,
+        /// A public key trusted to sign the card: a JWK or an SPKI PEM file. Repeatable.
+        #[arg(long = "trust", value_name = "KEY", value_parser = public_key, required = true)]
+        trust: Vec<PublicKey>,
     },
     /// Check a request, result or supporting record against a verified bundle, as the agent would.
     #[command(
@@ -203,6 +219,9 @@ enum Command {
         trust: TrustArgs,
     },
     /// The draft's client-side checks: an Agent Card's advertisement, a describe_skill response.
+    #[command(
+        after_help = "Examples:\n  skillbundle client check-card agent-card.json\n  skillbundle client describe-check evaluate_resource_condition response.json --card agent-card.json\n  skillbundle client describe-check evaluate_resource_condition response.json --card agent-card.json --arguments args.json > request.json\n\nEvery refusal prints the draft's error object (skill_not_advertised, unsupported_interface_version,\ninterface_invalid, input_invalid, output_invalid) and exits 1: a local condition, no remote task state."
+    )]
     Client {
         #[command(subcommand)]
         command: client_command::ClientCommand,
@@ -279,7 +298,9 @@ fn main() -> ExitCode {
             bundle,
             base,
             trust,
-        } => card(format, &bundle, base.as_deref(), &trust),
+            sign_key,
+        } => card_command::card(format, &bundle, base.as_deref(), &trust, &sign_key),
+        Command::VerifyCard { card, trust } => card_command::verify_card(format, &card, &trust),
         Command::Validate {
             bundle,
             request,
@@ -745,44 +766,6 @@ fn read_json(path: &Path) -> Result<Value, Finding> {
     let bytes = std::fs::read(path)
         .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
     skillbundle::json::parse(&bytes).map_err(|e| e.into_finding(path))
-}
-
-fn card(format: Format, path: &Path, base: Option<&Path>, trust: &TrustArgs) -> ExitCode {
-    let bundle = match load(format, path, trust) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
-    let Some(base) = base else {
-        render::print_json(bundle.card_fragment());
-        return ExitCode::SUCCESS;
-    };
-    let fail = |f: Finding| {
-        let f = vec![f];
-        render::report_with(
-            format,
-            &f,
-            &json!({"ok": false, "findings": f}),
-            Vec::new,
-            "no card was printed",
-        )
-    };
-    let base_card = match read_json(base) {
-        Ok(v) => v,
-        Err(f) => return fail(f),
-    };
-    match a2a::merge_card(&base_card, bundle.extension(), bundle.agent_skills()) {
-        Ok(card) => {
-            render::print_json(&card);
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            let code = match e {
-                a2a::CardError::DuplicateSkill(_) => Code::DuplicateSkill,
-                _ => Code::CardInvalid,
-            };
-            fail(Finding::at_file(code, e.to_string(), base))
-        }
-    }
 }
 
 /// What `validate` checks.

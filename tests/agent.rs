@@ -742,7 +742,7 @@ fn card_prints_or_merges_the_fragment() {
         "capabilities": {"streaming": true, "extensions": [{"uri": "urn:example:other-extension"}]},
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
-        "skills": [{"id": "ping", "name": "Ping", "description": "Replies.", "tags": []}]
+        "skills": [{"id": "ping", "name": "Ping", "description": "Replies.", "tags": ["ops"]}]
     });
     write(&dir.join("base.json"), base.to_string());
     let out = run(
@@ -794,7 +794,10 @@ fn card_prints_or_merges_the_fragment() {
         dir,
     );
     assert_eq!(out.status, 1);
-    out.finding("card_invalid");
+    // One finding per missing required member (tests/card.rs checks each message).
+    let findings = out.findings();
+    assert!(findings.len() > 1, "{findings:?}");
+    assert!(findings.iter().all(|f| f["code"] == "card_invalid"));
 }
 
 #[test]
