@@ -51,6 +51,59 @@ pub fn extension(skills: &[Advertised]) -> AgentExtension {
     }
 }
 
+/// The capability-descriptor `id` of a skill's interface (the A2A capability-descriptors
+/// proposal, Option A): `<skill_id>@<skill_version>`, so a routing hint names one
+/// version of one skill.
+pub fn interface_id(skill_id: &str, skill_version: &str) -> String {
+    format!("{skill_id}@{skill_version}")
+}
+
+/// The proposal's Option A descriptor of an advertised skill's interface:
+/// `{id, kind, description, inputSchemaRef, outputSchemaRef, visibility}`, with the
+/// schema refs pointing into the describe_skill result for the skill
+/// (`describe_skill?skill_id=<id>#/result/interface/input_schema`).
+pub fn descriptor(skill: &Advertised) -> Value {
+    let reference = |role: &str| {
+        format!(
+            "{DESCRIBE_SKILL}?skill_id={}#/result/interface/{role}",
+            skill.skill_id
+        )
+    };
+    json!({
+        "id": interface_id(&skill.skill_id, &skill.skill_version),
+        "kind": "schema_interface",
+        "description": format!(
+            "Skill Interface Document {} of {} {}: call describe_skill for the schemas",
+            skill.interface_digest, skill.skill_id, skill.skill_version
+        ),
+        "inputSchemaRef": reference("input_schema"),
+        "outputSchemaRef": reference("output_schema"),
+        "visibility": "public",
+    })
+}
+
+/// The extension with the proposal's descriptors: each entry of `params.skills` gains
+/// `interfaces: [descriptor]`. They live in this project's extension params, not as new
+/// AgentSkill members, which A2A 1.0's strict parse refuses; clients that do not know
+/// them ignore them (the draft requires only skill_id, skill_version and
+/// interface_digest in an entry).
+pub fn with_descriptors(extension: &AgentExtension) -> AgentExtension {
+    let mut extension = extension.clone();
+    if let Some(Value::Array(entries)) = extension.params.as_mut().and_then(|p| p.get_mut("skills"))
+    {
+        for entry in entries.iter_mut() {
+            let text = |k: &str| entry[k].as_str().unwrap_or_default().to_string();
+            let advertised = Advertised {
+                skill_id: text("skill_id"),
+                skill_version: text("skill_version"),
+                interface_digest: text("interface_digest"),
+            };
+            entry["interfaces"] = json!([descriptor(&advertised)]);
+        }
+    }
+    extension
+}
+
 /// The AgentSkill entry for a domain skill.
 pub fn agent_skill(skill_id: &str, card: &CardFields) -> AgentSkill {
     let modes = || Some(vec![JSON_MEDIA_TYPE.to_string()]);
@@ -189,7 +242,7 @@ pub fn merge_card(
     if extensions.iter().any(|e| e["uri"] == EXTENSION_URI) {
         return Err(CardError::DuplicateExtension);
     }
-    extensions.push(sorted(extension));
+    extensions.push(sorted(&with_descriptors(extension)));
     let list = obj.entry("skills").or_insert_with(|| json!([]));
     if list.is_null() {
         *list = json!([]);

@@ -164,6 +164,69 @@ impl Bundle {
         })
     }
 
+    /// Check a request with the routing hints of the A2A capability-descriptors proposal,
+    /// carried in the request Message's `metadata` as `skill_id` and `interface_id` (the
+    /// descriptor id `<skill_id>@<skill_version>` the Agent Card advertises, see
+    /// [`crate::a2a::with_descriptors`]). Hints are advisory, but never contradict: a
+    /// `skill_id` other than the request's `skill`, or an `interface_id` of another skill
+    /// or version than the request names, is `interface_mismatch`; an `interface_id` no
+    /// advertised interface has is rejected as `skill_not_advertised` (the proposal lets
+    /// the agent reject an unknown interface). A hint that is not a string is
+    /// `input_invalid`. Then the request is checked as [`Bundle::check_request`] does.
+    /// Messages repeat none of the hints' values.
+    pub fn check_message<'a>(
+        &self,
+        request: &'a Value,
+        metadata: Option<&Value>,
+    ) -> Result<Request<'a>, ErrorObject> {
+        let stage = Detected::BeforeAcceptance;
+        let hint = |name: &str| -> Result<Option<&str>, ErrorObject> {
+            match metadata.and_then(|m| m.get(name)) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(_) => Err(ErrorObject::new(
+                    Condition::InputInvalid,
+                    stage,
+                    "a routing hint in the message metadata (skill_id, interface_id) is not a string",
+                )),
+            }
+        };
+        let skill_hint = hint("skill_id")?;
+        let interface_hint = hint("interface_id")?;
+        let requested = request.get("skill").and_then(Value::as_str);
+        if skill_hint.is_some() && skill_hint != requested {
+            return Err(ErrorObject::new(
+                Condition::InterfaceMismatch,
+                stage,
+                "the message's routing hint skill_id names another skill than the request's \"skill\"",
+            ));
+        }
+        if let Some(wanted) = interface_hint {
+            let Some(target) = self
+                .skills
+                .values()
+                .find(|s| crate::a2a::interface_id(&s.skill_id, &s.skill_version) == wanted)
+            else {
+                return Err(ErrorObject::new(
+                    Condition::SkillNotAdvertised,
+                    stage,
+                    "the message's routing hint interface_id names no interface this agent advertises",
+                ));
+            };
+            let version = request.get("skill_version").and_then(Value::as_str);
+            if requested != Some(target.skill_id.as_str())
+                || version != Some(target.skill_version.as_str())
+            {
+                return Err(ErrorObject::new(
+                    Condition::InterfaceMismatch,
+                    stage,
+                    "the message's routing hint interface_id names another skill or version than the request",
+                ));
+            }
+        }
+        self.check_request(request)
+    }
+
     /// Validate a domain output (the `result` member of the skill result object) against
     /// the skill's output_schema before reporting completion. `output_invalid` means the
     /// task must fail.
