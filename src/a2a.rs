@@ -115,7 +115,11 @@ pub fn agent_skill(skill_id: &str, card: &CardFields) -> AgentSkill {
         examples: (!card.examples.is_empty()).then(|| card.examples.clone()),
         input_modes: card.input_modes.clone().or_else(modes),
         output_modes: card.output_modes.clone().or_else(modes),
-        security_requirements: None,
+        security_requirements: card.security_requirements.as_ref().map(|list| {
+            list.iter()
+                .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .collect()
+        }),
     }
 }
 
@@ -140,10 +144,18 @@ pub fn describe_skill() -> AgentSkill {
 pub fn card_fragment(extension: &AgentExtension, skills: &[AgentSkill]) -> Value {
     let mut all = vec![describe_skill()];
     all.extend(skills.iter().cloned());
-    json!({
+    let mut fragment = json!({
         "capabilities": {"extensions": [extension]},
         "skills": all,
-    })
+    });
+    // A security requirement is a hash map in a2a-lf: sort its members so that the
+    // fragment (and so the bundle) is the same bytes on every build.
+    for skill in fragment["skills"].as_array_mut().into_iter().flatten() {
+        if let Some(requirements) = skill.get_mut("securityRequirements") {
+            *requirements = sorted(requirements);
+        }
+    }
+    fragment
 }
 
 /// A value with its object members sorted (by way of the JCS order), so the output does

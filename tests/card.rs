@@ -152,3 +152,66 @@ fn a_base_entry_for_a_bundle_skill_adds_security_requirements() {
         }
     );
 }
+
+#[test]
+fn skill_yaml_declares_security_requirements() {
+    let ws = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("example-skills");
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&src).unwrap();
+        if rel.starts_with("dist") {
+            continue;
+        }
+        let to = ws.path().join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+    let manifest = ws
+        .path()
+        .join("skills/evaluate_resource_condition/skill.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace(
+        "card:\n",
+        "card:\n  security_requirements: [{oauth: [\"network:read\", \"network:observe\"], mtls: []}]\n",
+    );
+    std::fs::write(&manifest, text).unwrap();
+    let bin = env!("CARGO_BIN_EXE_skillbundle");
+    let built = std::process::Command::new(bin)
+        .args(["build", "."])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = std::process::Command::new(bin)
+        .args([
+            "card",
+            "dist/example-network-skills-0.1.0.tar.gz",
+            "--allow-unsigned",
+        ])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fragment: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skill = fragment["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "evaluate_resource_condition")
+        .unwrap();
+    assert_eq!(
+        skill["securityRequirements"],
+        json!([{"schemes": {"mtls": {"list": []}, "oauth": {"list": ["network:read", "network:observe"]}}}])
+    );
+}
