@@ -28,18 +28,20 @@ pub struct Advertised {
     pub interface_digest: String,
 }
 
+impl Advertised {
+    /// The extension's entry: `{"skill_id","skill_version","interface_digest"}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "skill_id": self.skill_id,
+            "skill_version": self.skill_version,
+            "interface_digest": self.interface_digest,
+        })
+    }
+}
+
 /// The extension entry for `capabilities.extensions`.
 pub fn extension(skills: &[Advertised]) -> AgentExtension {
-    let entries: Vec<Value> = skills
-        .iter()
-        .map(|s| {
-            json!({
-                "skill_id": s.skill_id,
-                "skill_version": s.skill_version,
-                "interface_digest": s.interface_digest,
-            })
-        })
-        .collect();
+    let entries: Vec<Value> = skills.iter().map(Advertised::to_json).collect();
     let mut params = HashMap::new();
     params.insert("interface_version".to_string(), json!("1.0"));
     params.insert("skills".to_string(), Value::Array(entries));

@@ -111,15 +111,18 @@ impl Bundle {
                 "the request is not a skill request object: it has no string \"skill\" member",
             );
         };
-        if members
-            .keys()
-            .any(|k| !REQUEST_MEMBERS.contains(&k.as_str()))
-        {
-            return refuse(
+        let extra = || {
+            refuse(
                 "the skill request object has a member other than skill, skill_version, interface_digest and arguments",
-            );
-        }
+            )
+        };
+        let has_extra = members
+            .keys()
+            .any(|k| !REQUEST_MEMBERS.contains(&k.as_str()));
         if skill_id == DESCRIBE_SKILL {
+            if has_extra {
+                return extra();
+            }
             if members.contains_key("skill_version") || members.contains_key("interface_digest") {
                 return refuse(
                     "a describe_skill request carries no skill_version or interface_digest: interface version 1.0 defines no version negotiation",
@@ -142,6 +145,11 @@ impl Bundle {
                     skill.digest.as_str()
                 ),
             ));
+        }
+        // After interface_mismatch: a request built against a stale interface is always
+        // reported as such, whatever else is wrong with it.
+        if has_extra {
+            return extra();
         }
         let Some(arguments) = request.get("arguments") else {
             return refuse(

@@ -103,16 +103,7 @@ fn read_card(format: Format, path: &Path) -> Result<CardAdvertisement, ExitCode>
 }
 
 fn skills_json(card: &CardAdvertisement) -> Vec<Value> {
-    card.skills
-        .iter()
-        .map(|s| {
-            json!({
-                "skill_id": s.skill_id,
-                "skill_version": s.skill_version,
-                "interface_digest": s.interface_digest,
-            })
-        })
-        .collect()
+    card.skills.iter().map(|s| s.to_json()).collect()
 }
 
 fn check_card(format: Format, path: &Path) -> ExitCode {

@@ -6,19 +6,10 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use skillbundle::a2a::{self, EXTENSION_URI};
-use skillbundle::bundle::{Bundle, TrustedKeys};
 use skillbundle::condition::Condition;
 
 const ERC_ID: &str = "evaluate_resource_condition";
 const DIGEST: &str = "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d";
-
-fn bundle() -> Bundle {
-    let ws = workspace();
-    let built = run(&["build", "."], ws.path());
-    assert_eq!(built.status, 0, "{}", built.stderr);
-    let path = ws.path().join("dist/example-network-skills-0.1.0.tar.gz");
-    Bundle::open_path(&path, &TrustedKeys::new(vec![]).and_allow_unsigned()).unwrap()
-}
 
 fn base() -> Value {
     json!({
@@ -38,7 +29,7 @@ fn request() -> Value {
 
 #[test]
 fn the_merged_card_carries_one_descriptor_per_skill_in_the_extension_params() {
-    let bundle = bundle();
+    let bundle = example_bundle();
     let card = a2a::merge_card(&base(), bundle.extension(), bundle.agent_skills()).unwrap();
     let ext = &card["capabilities"]["extensions"][0];
     assert_eq!(ext["uri"], EXTENSION_URI);
@@ -71,7 +62,7 @@ fn the_merged_card_carries_one_descriptor_per_skill_in_the_extension_params() {
 
 #[test]
 fn routing_hints_are_honoured_and_never_contradict_the_request() {
-    let bundle = bundle();
+    let bundle = example_bundle();
     let r = request();
     let check = |metadata: Value| bundle.check_message(&r, Some(&metadata));
     // Consistent hints, or none: the request is checked as usual.

@@ -6,20 +6,11 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use skillbundle::bundle::{Bundle, TrustedKeys};
 use skillbundle::condition::{Condition, ErrorObject};
 
 const ERC_ID: &str = "evaluate_resource_condition";
 const DIGEST: &str = "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d";
 const SECRET: &str = "api_token=s3cr3t-XYZ";
-
-fn bundle() -> Bundle {
-    let ws = workspace();
-    let built = run(&["build", "."], ws.path());
-    assert_eq!(built.status, 0, "{}", built.stderr);
-    let path = ws.path().join("dist/example-network-skills-0.1.0.tar.gz");
-    Bundle::open_path(&path, &TrustedKeys::new(vec![]).and_allow_unsigned()).unwrap()
-}
 
 fn request() -> Value {
     json!({
@@ -42,7 +33,7 @@ fn assert_not_echoed(e: &ErrorObject) {
 
 #[test]
 fn messages_never_echo_caller_member_names_or_values() {
-    let bundle = bundle();
+    let bundle = example_bundle();
     // An unexpected member with a secret-looking name, at the top of the arguments and
     // nested: input_invalid, the name only in details (as a pointer, where it is).
     let mut extra = request();
@@ -101,7 +92,7 @@ fn messages_never_echo_caller_member_names_or_values() {
 
 #[test]
 fn each_malformed_request_has_the_drafts_code() {
-    let bundle = bundle();
+    let bundle = example_bundle();
     let code = |v: &Value| bundle.check_request(v).unwrap_err();
     // Not an object, or no skill to name: the request is not accepted as input
     // (input_invalid, rejected); it names no skill, so it cannot be skill_not_advertised.
@@ -124,6 +115,10 @@ fn each_malformed_request_has_the_drafts_code() {
         code(&extra).message(),
         "the skill request object has a member other than skill, skill_version, interface_digest and arguments"
     );
+    // A stale request is interface_mismatch whatever else is wrong with it.
+    let mut stale = extra.clone();
+    stale["skill_version"] = json!("0.9");
+    assert_eq!(code(&stale).code(), Condition::InterfaceMismatch);
     // describe_skill carries no version: input_invalid, at the top or in the arguments.
     for bad in [
         json!({"skill": "describe_skill", "skill_version": "1.0", "arguments": {"skill_id": ERC_ID}}),
