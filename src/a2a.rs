@@ -6,6 +6,7 @@
 //! from `a2a-lf`, the A2A project's own Rust types, so the fragment is an A2A 1.0 card
 //! fragment by construction rather than by convention.
 
+use crate::agent_card::CardProblem;
 use crate::interface::DESCRIBE_SKILL;
 use crate::manifest::CardFields;
 use a2a_types::{AgentExtension, AgentSkill};
@@ -27,18 +28,20 @@ pub struct Advertised {
     pub interface_digest: String,
 }
 
+impl Advertised {
+    /// The extension's entry: `{"skill_id","skill_version","interface_digest"}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "skill_id": self.skill_id,
+            "skill_version": self.skill_version,
+            "interface_digest": self.interface_digest,
+        })
+    }
+}
+
 /// The extension entry for `capabilities.extensions`.
 pub fn extension(skills: &[Advertised]) -> AgentExtension {
-    let entries: Vec<Value> = skills
-        .iter()
-        .map(|s| {
-            json!({
-                "skill_id": s.skill_id,
-                "skill_version": s.skill_version,
-                "interface_digest": s.interface_digest,
-            })
-        })
-        .collect();
+    let entries: Vec<Value> = skills.iter().map(Advertised::to_json).collect();
     let mut params = HashMap::new();
     params.insert("interface_version".to_string(), json!("1.0"));
     params.insert("skills".to_string(), Value::Array(entries));
@@ -48,6 +51,59 @@ pub fn extension(skills: &[Advertised]) -> AgentExtension {
         required: Some(false),
         params: Some(params),
     }
+}
+
+/// The capability-descriptor `id` of a skill's interface (the A2A capability-descriptors
+/// proposal, Option A): `<skill_id>@<skill_version>`, so a routing hint names one
+/// version of one skill.
+pub fn interface_id(skill_id: &str, skill_version: &str) -> String {
+    format!("{skill_id}@{skill_version}")
+}
+
+/// The proposal's Option A descriptor of an advertised skill's interface:
+/// `{id, kind, description, inputSchemaRef, outputSchemaRef, visibility}`, with the
+/// schema refs pointing into the describe_skill result for the skill
+/// (`describe_skill?skill_id=<id>#/result/interface/input_schema`).
+pub fn descriptor(skill: &Advertised) -> Value {
+    let reference = |role: &str| {
+        format!(
+            "{DESCRIBE_SKILL}?skill_id={}#/result/interface/{role}",
+            skill.skill_id
+        )
+    };
+    json!({
+        "id": interface_id(&skill.skill_id, &skill.skill_version),
+        "kind": "schema_interface",
+        "description": format!(
+            "Skill Interface Document {} of {} {}: call describe_skill for the schemas",
+            skill.interface_digest, skill.skill_id, skill.skill_version
+        ),
+        "inputSchemaRef": reference("input_schema"),
+        "outputSchemaRef": reference("output_schema"),
+        "visibility": "public",
+    })
+}
+
+/// The extension with the proposal's descriptors: each entry of `params.skills` gains
+/// `interfaces: [descriptor]`. They live in this project's extension params, not as new
+/// AgentSkill members, which A2A 1.0's strict parse refuses; clients that do not know
+/// them ignore them (the draft requires only skill_id, skill_version and
+/// interface_digest in an entry).
+pub fn with_descriptors(extension: &AgentExtension) -> AgentExtension {
+    let mut extension = extension.clone();
+    if let Some(Value::Array(entries)) = extension.params.as_mut().and_then(|p| p.get_mut("skills"))
+    {
+        for entry in entries.iter_mut() {
+            let text = |k: &str| entry[k].as_str().unwrap_or_default().to_string();
+            let advertised = Advertised {
+                skill_id: text("skill_id"),
+                skill_version: text("skill_version"),
+                interface_digest: text("interface_digest"),
+            };
+            entry["interfaces"] = json!([descriptor(&advertised)]);
+        }
+    }
+    extension
 }
 
 /// The AgentSkill entry for a domain skill.
@@ -61,7 +117,11 @@ pub fn agent_skill(skill_id: &str, card: &CardFields) -> AgentSkill {
         examples: (!card.examples.is_empty()).then(|| card.examples.clone()),
         input_modes: card.input_modes.clone().or_else(modes),
         output_modes: card.output_modes.clone().or_else(modes),
-        security_requirements: None,
+        security_requirements: card.security_requirements.as_ref().map(|list| {
+            list.iter()
+                .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .collect()
+        }),
     }
 }
 
@@ -86,10 +146,18 @@ pub fn describe_skill() -> AgentSkill {
 pub fn card_fragment(extension: &AgentExtension, skills: &[AgentSkill]) -> Value {
     let mut all = vec![describe_skill()];
     all.extend(skills.iter().cloned());
-    json!({
+    let mut fragment = json!({
         "capabilities": {"extensions": [extension]},
         "skills": all,
-    })
+    });
+    // A security requirement is a hash map in a2a-lf: sort its members so that the
+    // fragment (and so the bundle) is the same bytes on every build.
+    for skill in fragment["skills"].as_array_mut().into_iter().flatten() {
+        if let Some(requirements) = skill.get_mut("securityRequirements") {
+            *requirements = sorted(requirements);
+        }
+    }
+    fragment
 }
 
 /// A value with its object members sorted (by way of the JCS order), so the output does
@@ -102,62 +170,126 @@ fn sorted(value: &impl serde::Serialize) -> Value {
 /// Why a base Agent Card cannot take a bundle's fragment.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CardError {
-    /// The base is not a JSON object, or a member the merge extends has the wrong type.
-    #[error("the base Agent Card is not usable: {0}")]
-    NotACard(String),
+    /// The base is not an A2A 1.0 AgentCard: every problem, with its JSON Pointer.
+    #[error("the base Agent Card is not an A2A 1.0 AgentCard: {}", describe(.0))]
+    NotACard(Vec<CardProblem>),
     /// The base card already advertises the schema-interface extension.
     #[error("the base Agent Card already lists the extension {EXTENSION_URI}; remove it, the bundle provides it")]
     DuplicateExtension,
-    /// A skill id would appear twice.
-    #[error("skill id {0:?} would appear twice in the Agent Card")]
-    DuplicateSkill(String),
+    /// The base card carries signatures, which the merge would leave stale.
+    #[error("the base Agent Card carries signatures over its own content, which the merge changes: they would no longer verify; pass --sign-key to drop them and sign the merged card, or remove them")]
+    StaleSignatures,
+    /// A base entry for a bundle skill sets a member to another value than the bundle.
+    #[error("the base Agent Card's entry for skill {skill:?} sets `{member}` to another value than the bundle; the bundle's entry decides it (the base entry may only add members the bundle's leaves unset, such as securityRequirements)")]
+    SkillConflict { skill: String, member: String },
     /// The merged card does not deserialize as an A2A 1.0 AgentCard.
     #[error("the merged card is not an A2A 1.0 AgentCard: {0}")]
     NotAnAgentCard(String),
 }
 
-/// Merge an extension and AgentSkill entries into a base A2A 1.0 AgentCard (JSON): the
-/// extension is appended to `capabilities.extensions` and the skills to `skills`
-/// (both created when absent). The base's other members are kept as they are. Refuses
-/// a base that already carries the extension or any of the skill ids, and checks the
-/// result by deserializing it as an [`a2a_types::AgentCard`].
+fn describe(problems: &[CardProblem]) -> String {
+    problems
+        .iter()
+        .map(|p| {
+            format!(
+                "{} (at {})",
+                p.message,
+                if p.pointer.is_empty() {
+                    "/"
+                } else {
+                    &p.pointer
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Merge an extension and AgentSkill entries into a base A2A 1.0 AgentCard (JSON).
+///
+/// The base is first checked exactly as A2A 1.0 defines AgentCard
+/// ([`crate::agent_card::check`]: every problem is reported, with its pointer) and read
+/// in camelCase spelling (a card written with the proto's snake_case names is accepted
+/// and printed in camelCase). A base carrying `signatures` is refused: the merge changes
+/// the content they cover (drop them first to re-sign, as `card --sign-key` does). Then
+/// the extension is appended to `capabilities.extensions` (a base that already has it is
+/// refused) and the skills to `skills`. A base entry whose `id` is one of the bundle's
+/// skills is merged into the bundle's entry, which takes its place at the end: members
+/// the bundle's entry leaves unset (such as `securityRequirements`) come from the base,
+/// and a member both set to different values is refused. The result is checked again and
+/// deserialized as an [`a2a_types::AgentCard`].
 pub fn merge_card(
     base: &Value,
     extension: &AgentExtension,
     skills: &[AgentSkill],
 ) -> Result<Value, CardError> {
-    let mut card = base.clone();
+    let problems = crate::agent_card::check(base);
+    if !problems.is_empty() {
+        return Err(CardError::NotACard(problems));
+    }
+    let mut card = crate::agent_card::normalize(base);
     let obj = card
         .as_object_mut()
-        .ok_or_else(|| CardError::NotACard("it is not a JSON object".into()))?;
+        .expect("a checked AgentCard is an object");
+    if obj
+        .get("signatures")
+        .and_then(Value::as_array)
+        .is_some_and(|s| !s.is_empty())
+    {
+        return Err(CardError::StaleSignatures);
+    }
+    obj.remove("signatures");
     let capabilities = obj
         .entry("capabilities")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .ok_or_else(|| CardError::NotACard("\"capabilities\" is not an object".into()))?;
+        .expect("a checked AgentCard's capabilities are an object");
     let extensions = capabilities
         .entry("extensions")
-        .or_insert_with(|| json!([]))
+        .or_insert_with(|| json!([]));
+    if extensions.is_null() {
+        *extensions = json!([]);
+    }
+    let extensions = extensions
         .as_array_mut()
-        .ok_or_else(|| CardError::NotACard("\"capabilities.extensions\" is not an array".into()))?;
+        .expect("a checked card's extensions are an array");
     if extensions.iter().any(|e| e["uri"] == EXTENSION_URI) {
         return Err(CardError::DuplicateExtension);
     }
-    extensions.push(sorted(extension));
-    let list = obj
-        .entry("skills")
-        .or_insert_with(|| json!([]))
-        .as_array_mut()
-        .ok_or_else(|| CardError::NotACard("\"skills\" is not an array".into()))?;
-    for skill in skills {
-        list.push(sorted(skill));
+    extensions.push(sorted(&with_descriptors(extension)));
+    let list = obj.entry("skills").or_insert_with(|| json!([]));
+    if list.is_null() {
+        *list = json!([]);
     }
-    let mut seen = std::collections::HashSet::new();
-    for skill in list.iter() {
-        let id = skill.get("id").and_then(Value::as_str).unwrap_or_default();
-        if !seen.insert(id) {
-            return Err(CardError::DuplicateSkill(id.to_string()));
+    let list = list
+        .as_array_mut()
+        .expect("a checked AgentCard's skills are an array");
+    for skill in skills {
+        let mut entry = sorted(skill);
+        if let Some(i) = list.iter().position(|s| s["id"] == entry["id"]) {
+            let base_entry = list.remove(i);
+            let merged = entry.as_object_mut().expect("an AgentSkill is an object");
+            for (member, value) in base_entry.as_object().into_iter().flatten() {
+                match merged.get(member) {
+                    None => {
+                        merged.insert(member.clone(), value.clone());
+                    }
+                    Some(ours) if ours == value => {}
+                    Some(_) => {
+                        return Err(CardError::SkillConflict {
+                            skill: skill.id.clone(),
+                            member: member.clone(),
+                        })
+                    }
+                }
+            }
+            entry = sorted(&entry);
         }
+        list.push(entry);
+    }
+    let problems = crate::agent_card::check(&card);
+    if !problems.is_empty() {
+        return Err(CardError::NotAnAgentCard(describe(&problems)));
     }
     serde_json::from_value::<a2a_types::AgentCard>(card.clone())
         .map_err(|e| CardError::NotAnAgentCard(e.to_string()))?;
@@ -212,11 +344,17 @@ mod tests {
             merge_card(&twice, &ext, &[]),
             Err(CardError::DuplicateExtension)
         );
+        // A base entry for a bundle skill merges; a conflicting member is refused.
         let mut with_skill = base();
         with_skill["skills"] = json!([describe_skill()]);
+        assert!(merge_card(&with_skill, &ext, &skills).is_ok());
+        with_skill["skills"][0]["name"] = json!("Other name");
         assert_eq!(
             merge_card(&with_skill, &ext, &skills),
-            Err(CardError::DuplicateSkill(DESCRIBE_SKILL.into()))
+            Err(CardError::SkillConflict {
+                skill: DESCRIBE_SKILL.into(),
+                member: "name".into()
+            })
         );
         assert!(matches!(
             merge_card(&json!([]), &ext, &skills),
@@ -224,7 +362,7 @@ mod tests {
         ));
         assert!(matches!(
             merge_card(&json!({"name": "x"}), &ext, &skills),
-            Err(CardError::NotAnAgentCard(_))
+            Err(CardError::NotACard(_))
         ));
     }
 }

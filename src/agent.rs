@@ -30,6 +30,10 @@ use serde_json::{json, Value};
 /// message): a hostile instance cannot make the error response arbitrarily large.
 pub const MAX_DETAILS: usize = 16;
 
+/// The members a skill request object may carry (draft "Domain-skill invocation",
+/// "describe_skill request"): any other member makes the request `input_invalid`.
+pub const REQUEST_MEMBERS: &[&str] = &["skill", "skill_version", "interface_digest", "arguments"];
+
 /// A skill request object that passed every check, ready to dispatch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Request<'a> {
@@ -86,18 +90,44 @@ impl Bundle {
     /// for a domain skill, skill_version and interface_digest equal to the active
     /// document's (`interface_mismatch`), then arguments valid against input_schema
     /// (`input_invalid`). A describe_skill request needs `arguments: {"skill_id"}` naming
-    /// an advertised skill. Members other than `skill`, `skill_version`,
-    /// `interface_digest` and `arguments` are ignored.
+    /// an advertised skill, and no `skill_version` or `interface_digest` (the draft: the
+    /// request "does not carry … skill_version … or another in-band negotiation
+    /// parameter"). The draft fixes the request object's members, so any member other
+    /// than [`REQUEST_MEMBERS`] is `input_invalid`, as is a request that is not an object
+    /// or has no string `skill` (it can name no skill, so it cannot be
+    /// `skill_not_advertised`), and a describe_skill request for `describe_skill` itself.
+    /// No message repeats anything the caller sent: member names and values appear only
+    /// as JSON Pointers in `details`.
     pub fn check_request<'a>(&self, request: &'a Value) -> Result<Request<'a>, ErrorObject> {
         let stage = Detected::BeforeAcceptance;
-        let Some(skill_id) = request.get("skill").and_then(Value::as_str) else {
-            return Err(ErrorObject::new(
-                Condition::SkillNotAdvertised,
-                stage,
-                "the request is not a skill request object: it has no string \"skill\" member",
-            ));
+        let refuse = |message: &str| Err(ErrorObject::new(Condition::InputInvalid, stage, message));
+        let Some(members) = request.as_object() else {
+            return refuse(
+                "the request is not a skill request object: the Data Part's data must be a JSON object",
+            );
         };
+        let Some(skill_id) = members.get("skill").and_then(Value::as_str) else {
+            return refuse(
+                "the request is not a skill request object: it has no string \"skill\" member",
+            );
+        };
+        let extra = || {
+            refuse(
+                "the skill request object has a member other than skill, skill_version, interface_digest and arguments",
+            )
+        };
+        let has_extra = members
+            .keys()
+            .any(|k| !REQUEST_MEMBERS.contains(&k.as_str()));
         if skill_id == DESCRIBE_SKILL {
+            if has_extra {
+                return extra();
+            }
+            if members.contains_key("skill_version") || members.contains_key("interface_digest") {
+                return refuse(
+                    "a describe_skill request carries no skill_version or interface_digest: interface version 1.0 defines no version negotiation",
+                );
+            }
             let target = describe_arguments(request.get("arguments"))?;
             self.skill(target, stage)?;
             return Ok(Request::Describe { skill_id: target });
@@ -106,25 +136,25 @@ impl Bundle {
         let version = request.get("skill_version").and_then(Value::as_str);
         let digest = request.get("interface_digest").and_then(Value::as_str);
         if version != Some(skill.skill_version.as_str()) || digest != Some(skill.digest.as_str()) {
-            let show = |v: Option<&str>| v.map_or("none".to_string(), |s| format!("{s:?}"));
             return Err(ErrorObject::new(
                 Condition::InterfaceMismatch,
                 stage,
                 format!(
-                    "the request names skill_version {} and interface_digest {}, but the active interface of {skill_id} is skill_version {:?} with interface_digest {:?}; retrieve the Agent Card and call describe_skill again",
-                    show(version),
-                    show(digest),
+                    "the request's skill_version or interface_digest is not the active interface's (skill_version {}, interface_digest {}); retrieve the Agent Card and call describe_skill again",
                     skill.skill_version,
                     skill.digest.as_str()
                 ),
             ));
         }
+        // After interface_mismatch: a request built against a stale interface is always
+        // reported as such, whatever else is wrong with it.
+        if has_extra {
+            return extra();
+        }
         let Some(arguments) = request.get("arguments") else {
-            return Err(ErrorObject::new(
-                Condition::InputInvalid,
-                stage,
+            return refuse(
                 "the request has no \"arguments\" member: the complete domain input is required",
-            ));
+            );
         };
         validate(
             &skill.input,
@@ -132,14 +162,77 @@ impl Bundle {
             Condition::InputInvalid,
             stage,
             &format!(
-                "the arguments do not conform to the input_schema of {skill_id} {}",
-                skill.skill_version
+                "the arguments do not conform to the input_schema of {} {}",
+                skill.skill_id, skill.skill_version
             ),
         )?;
         Ok(Request::Invoke {
             skill_id,
             arguments,
         })
+    }
+
+    /// Check a request with the routing hints of the A2A capability-descriptors proposal,
+    /// carried in the request Message's `metadata` as `skill_id` and `interface_id` (the
+    /// descriptor id `<skill_id>@<skill_version>` the Agent Card advertises, see
+    /// [`crate::a2a::with_descriptors`]). Hints are advisory, but never contradict: a
+    /// `skill_id` other than the request's `skill`, or an `interface_id` of another skill
+    /// or version than the request names, is `interface_mismatch`; an `interface_id` no
+    /// advertised interface has is rejected as `skill_not_advertised` (the proposal lets
+    /// the agent reject an unknown interface). A hint that is not a string is
+    /// `input_invalid`. Then the request is checked as [`Bundle::check_request`] does.
+    /// Messages repeat none of the hints' values.
+    pub fn check_message<'a>(
+        &self,
+        request: &'a Value,
+        metadata: Option<&Value>,
+    ) -> Result<Request<'a>, ErrorObject> {
+        let stage = Detected::BeforeAcceptance;
+        let hint = |name: &str| -> Result<Option<&str>, ErrorObject> {
+            match metadata.and_then(|m| m.get(name)) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(_) => Err(ErrorObject::new(
+                    Condition::InputInvalid,
+                    stage,
+                    "a routing hint in the message metadata (skill_id, interface_id) is not a string",
+                )),
+            }
+        };
+        let skill_hint = hint("skill_id")?;
+        let interface_hint = hint("interface_id")?;
+        let requested = request.get("skill").and_then(Value::as_str);
+        if skill_hint.is_some() && skill_hint != requested {
+            return Err(ErrorObject::new(
+                Condition::InterfaceMismatch,
+                stage,
+                "the message's routing hint skill_id names another skill than the request's \"skill\"",
+            ));
+        }
+        if let Some(wanted) = interface_hint {
+            let Some(target) = self
+                .skills
+                .values()
+                .find(|s| crate::a2a::interface_id(&s.skill_id, &s.skill_version) == wanted)
+            else {
+                return Err(ErrorObject::new(
+                    Condition::SkillNotAdvertised,
+                    stage,
+                    "the message's routing hint interface_id names no interface this agent advertises",
+                ));
+            };
+            let version = request.get("skill_version").and_then(Value::as_str);
+            if requested != Some(target.skill_id.as_str())
+                || version != Some(target.skill_version.as_str())
+            {
+                return Err(ErrorObject::new(
+                    Condition::InterfaceMismatch,
+                    stage,
+                    "the message's routing hint interface_id names another skill or version than the request",
+                ));
+            }
+        }
+        self.check_request(request)
     }
 
     /// Validate a domain output (the `result` member of the skill result object) against
@@ -177,7 +270,7 @@ impl Bundle {
                 Condition::OutputInvalid,
                 stage,
                 format!(
-                    "{skill_id} declares no supporting-record kind {kind:?} (declared: {})",
+                    "the record's kind is not one {skill_id} declares (declared: {})",
                     if kinds.is_empty() {
                         "none".to_string()
                     } else {
@@ -197,12 +290,28 @@ impl Bundle {
 
     fn skill(&self, skill_id: &str, stage: Detected) -> Result<&LoadedSkill, ErrorObject> {
         self.skills.get(skill_id).ok_or_else(|| {
-            let message = if skill_id == DESCRIBE_SKILL {
-                "describe_skill has no Skill Interface Document; name one of the advertised domain skills".to_string()
-            } else {
-                format!("skill {skill_id:?} is not advertised by this agent")
-            };
-            ErrorObject::new(Condition::SkillNotAdvertised, stage, message)
+            if skill_id == DESCRIBE_SKILL {
+                // describe_skill is advertised, but it is not a schema-governed skill:
+                // asking for its interface is a malformed describe_skill input.
+                let detail = Detail {
+                    instance_path: "/skill_id".into(),
+                    schema_path: None,
+                    keyword: None,
+                    expected: None,
+                    actual: None,
+                };
+                return ErrorObject::new(
+                    Condition::InputInvalid,
+                    stage,
+                    "describe_skill has no Skill Interface Document; name one of the schema-governed skills the extension advertises",
+                )
+                .with_details(vec![detail]);
+            }
+            ErrorObject::new(
+                Condition::SkillNotAdvertised,
+                stage,
+                "the requested skill is not advertised by this agent",
+            )
         })
     }
 }
@@ -257,7 +366,7 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
 /// `resource_limit_exceeded` before it is evaluated, as the build-side wrapper in
 /// [`crate::schema::validator`] does: an agent checks requests on worker threads whose
 /// stacks are small (2 MiB for tokio), and 20,000 levels overflowed one.
-fn validate(
+pub(crate) fn validate(
     validator: &jsonschema::Validator,
     instance: &Value,
     code: Condition,
@@ -297,11 +406,16 @@ fn validate(
             }
         }
     }
-    let at = first.instance_path().to_string();
+    // Never the instance's text, nor its path: member names under
+    // additionalProperties or patternProperties are the caller's. The schema location is
+    // the schema's own (which describe_skill publishes); the instance path is in details.
     let mut message = format!(
-        "{summary}: {} (at {})",
-        first.masked(),
-        if at.is_empty() { "/" } else { &at }
+        "{summary}: the value at details[0].instance_path fails `{}` (schema location {})",
+        first.kind().keyword(),
+        match first.schema_path().as_str() {
+            "" => "/",
+            at => at,
+        }
     );
     let total = details.len() + more;
     if total > 1 {

@@ -12,27 +12,177 @@
 //! only on an exact match of the two Schema References' schema_uri, version, dialect and
 //! digest — never on similarity of shape ("Composition of consecutive skills").
 //!
+//! Before any of that, the client reads the Agent Card ([`read_card`]): the extension
+//! and its `interface_version` (another version is `unsupported_interface_version`),
+//! and the skills it binds; a skill the card does not advertise — or a card without
+//! `describe_skill` — is `skill_not_advertised`, and no request is built for it
+//! ([`CardAdvertisement::describe_request`]). A verified interface then checks the
+//! outgoing arguments and builds the request object ([`VerifiedInterface::request`]),
+//! and checks what comes back ([`VerifiedInterface::check_result_object`],
+//! [`VerifiedInterface::check_record`]: `output_invalid`, locally). In direct
+//! composition, [`transfer`] validates the value handed from one skill's output to the
+//! next skill's input. Caching verified interfaces is [`crate::interface_cache`]'s job.
+//!
+//! Every inline schema of a returned document is governed exactly as a bundle's are
+//! when an agent loads it ([`govern`]: limits, dialect, reference closure, meta-schema):
+//! an external or dangling `$ref`, another dialect or an invalid schema makes the
+//! document `interface_invalid`, as the draft requires of a client.
+//!
 //! Problems are reported as local [`ErrorObject`]s ([`Detected::Client`]): no remote task
 //! exists, so they have no task state.
 
-use crate::a2a::Advertised;
+use crate::a2a::{Advertised, EXTENSION_URI};
 use crate::condition::{Condition, Detected, ErrorObject};
 use crate::digest::Digest;
+use crate::finding::{Code, Finding};
 use crate::interface::{self, DESCRIBE_SKILL};
 use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
-use serde_json::Value;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// A Skill Interface Document the client verified and may use.
-#[derive(Debug, Clone, PartialEq)]
+/// A Skill Interface Document the client verified and may use, with its schemas
+/// compiled (format asserted, nothing ever fetched).
+#[derive(Clone)]
 pub struct VerifiedInterface {
     pub skill_id: String,
     pub skill_version: String,
     pub interface_digest: Digest,
     /// The complete document as returned.
     pub document: Value,
+    validators: Arc<Validators>,
+}
+
+struct Validators {
+    input: jsonschema::Validator,
+    output: jsonschema::Validator,
+    records: BTreeMap<String, jsonschema::Validator>,
+}
+
+impl std::fmt::Debug for VerifiedInterface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerifiedInterface")
+            .field("skill_id", &self.skill_id)
+            .field("skill_version", &self.skill_version)
+            .field("interface_digest", &self.interface_digest)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Two verified interfaces are equal when their documents are (the validators are
+/// compiled from them).
+impl PartialEq for VerifiedInterface {
+    fn eq(&self, other: &Self) -> bool {
+        self.skill_id == other.skill_id
+            && self.skill_version == other.skill_version
+            && self.interface_digest == other.interface_digest
+            && self.document == other.document
+    }
 }
 
 impl VerifiedInterface {
+    /// What the Agent Card advertised for this interface.
+    pub fn advertised(&self) -> Advertised {
+        Advertised {
+            skill_id: self.skill_id.clone(),
+            skill_version: self.skill_version.clone(),
+            interface_digest: self.interface_digest.to_string(),
+        }
+    }
+
+    /// Validate the outgoing `arguments` against input_schema (step 7) and build the
+    /// skill request object that carries the selected version and digest (step 8): the
+    /// data value of the request Message's single Data Part. `input_invalid` (local)
+    /// when they do not conform: nothing may be sent.
+    pub fn request(&self, arguments: Value) -> Result<Value, ErrorObject> {
+        self.check_arguments(&arguments)?;
+        Ok(json!({
+            "skill": self.skill_id,
+            "skill_version": self.skill_version,
+            "interface_digest": self.interface_digest.as_str(),
+            "arguments": arguments,
+        }))
+    }
+
+    /// Validate a domain input against input_schema (`input_invalid`, local).
+    pub fn check_arguments(&self, arguments: &Value) -> Result<(), ErrorObject> {
+        crate::agent::validate(
+            &self.validators.input,
+            arguments,
+            Condition::InputInvalid,
+            Detected::Client,
+            &format!(
+                "the arguments do not conform to the input_schema of {} {}",
+                self.skill_id, self.skill_version
+            ),
+        )
+    }
+
+    /// Validate a received domain output (the skill result object's `result`) against
+    /// output_schema (step 10). `output_invalid` (local) means the output is unusable,
+    /// whatever state the remote task reached.
+    pub fn check_result(&self, result: &Value) -> Result<(), ErrorObject> {
+        crate::agent::validate(
+            &self.validators.output,
+            result,
+            Condition::OutputInvalid,
+            Detected::Client,
+            &format!(
+                "the result does not conform to the output_schema of {} {}",
+                self.skill_id, self.skill_version
+            ),
+        )
+    }
+
+    /// Check the data of the primary result Artifact's Data Part, the skill result
+    /// object `{"skill": <skill_id>, "result": …}`: its `skill` must be this skill and
+    /// its `result` must conform to output_schema; otherwise `output_invalid` (local).
+    pub fn check_result_object(&self, object: &Value) -> Result<(), ErrorObject> {
+        let invalid = |m: &str| {
+            Err(ErrorObject::new(
+                Condition::OutputInvalid,
+                Detected::Client,
+                m,
+            ))
+        };
+        let Some(members) = object.as_object() else {
+            return invalid("the primary result is not a skill result object (a JSON object)");
+        };
+        if members.get("skill").and_then(Value::as_str) != Some(self.skill_id.as_str()) {
+            return invalid("the skill result object's \"skill\" is not the invoked skill");
+        }
+        if members.keys().any(|k| k != "skill" && k != "result") {
+            return invalid("the skill result object has a member other than skill and result");
+        }
+        let Some(result) = members.get("result") else {
+            return invalid("the skill result object has no \"result\"");
+        };
+        self.check_result(result)
+    }
+
+    /// Validate a received supporting record of `kind` (the Artifact's name) against
+    /// the schema the document declares for that kind. An undeclared kind or a
+    /// nonconforming record is `output_invalid` (local).
+    pub fn check_record(&self, kind: &str, record: &Value) -> Result<(), ErrorObject> {
+        let Some(validator) = self.validators.records.get(kind) else {
+            return Err(ErrorObject::new(
+                Condition::OutputInvalid,
+                Detected::Client,
+                format!("the record's kind is not one {} declares", self.skill_id),
+            ));
+        };
+        crate::agent::validate(
+            validator,
+            record,
+            Condition::OutputInvalid,
+            Detected::Client,
+            &format!(
+                "the record does not conform to the schema {} declares for its kind",
+                self.skill_id
+            ),
+        )
+    }
+
     /// The input Schema Reference.
     pub fn input_schema(&self) -> &Value {
         &self.document["input_schema"]
@@ -108,16 +258,16 @@ pub fn verify_describe_response(
     }
 
     // Step 5: interface version, schema validity, identity.
-    match document.get("interface_version").and_then(Value::as_str) {
-        Some(INTERFACE_VERSION) => {}
-        other => {
-            return Err(ErrorObject::new(
-                Condition::UnsupportedInterfaceVersion,
-                Detected::Client,
-                format!(
-                "the document uses interface_version {}; this client supports {INTERFACE_VERSION}",
-                other.map_or("(none)".to_string(), |v| format!("{v:?}"))
-            ),
+    match document.get("interface_version") {
+        Some(Value::String(v)) if v == INTERFACE_VERSION => {}
+        Some(Value::String(_)) => {
+            return Err(unsupported(
+                "the returned document's interface_version is not one this client supports (1.0)",
+            ))
+        }
+        _ => {
+            return Err(invalid(
+                "the returned document has no string interface_version",
             ))
         }
     }
@@ -152,12 +302,222 @@ pub fn verify_describe_response(
             advertised.skill_version
         )));
     }
+    // The draft's "Deliver schemas inline": the loader's governance, on every schema.
+    let compile = |pointer: &str| -> Result<jsonschema::Validator, ErrorObject> {
+        let reference = document.pointer(pointer).unwrap_or(&Value::Null);
+        let schema = reference
+            .pointer("/resolution/schema")
+            .unwrap_or(&Value::Null);
+        let dialect = reference["dialect"].as_str().unwrap_or_default();
+        govern(schema, dialect).map_err(|f| governance_error(pointer, &f))
+    };
+    let input = compile("/input_schema")?;
+    let output = compile("/output_schema")?;
+    let mut records = BTreeMap::new();
+    for (i, entry) in document["supporting_record_schemas"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let kind = entry["kind"].as_str().unwrap_or_default().to_string();
+        let validator = compile(&format!("/supporting_record_schemas/{i}/schema_reference"))?;
+        records.insert(kind, validator);
+    }
     Ok(VerifiedInterface {
         skill_id: advertised.skill_id.clone(),
         skill_version: advertised.skill_version.clone(),
         interface_digest: computed,
         document: document.clone(),
+        validators: Arc::new(Validators {
+            input,
+            output,
+            records,
+        }),
     })
+}
+
+fn unsupported(message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(
+        Condition::UnsupportedInterfaceVersion,
+        Detected::Client,
+        message,
+    )
+}
+
+/// Govern one inline schema as an agent governs a bundle's (and `build` a workspace's):
+/// resource limits, dialect (every embedded resource in the declared one, which must be
+/// supported), inline-reference closure (no external or dangling `$ref`), then the
+/// meta-schema and compilation with `format` asserted and retrieval impossible. The
+/// first problem is returned as a finding whose pointer is into `schema`.
+///
+/// The one place the client calls the per-schema checks of [`crate::schema`], so that
+/// it can follow the project's single governance entry point when there is one.
+pub fn govern(schema: &Value, dialect: &str) -> Result<jsonschema::Validator, Finding> {
+    let first = |mut findings: Vec<Finding>| findings.drain(..).next();
+    let limits = crate::schema::limits::Limits::default();
+    if let Some(f) = first(crate::schema::limits::check_schema(schema, &limits)) {
+        return Err(f);
+    }
+    let mut problems = crate::schema::dialect::check(schema, dialect);
+    problems.extend(crate::schema::closure::check(schema));
+    if let Some(f) = first(problems) {
+        return Err(f);
+    }
+    crate::schema::validator::compile(schema)
+        .map(|v| v.into_inner())
+        .map_err(|findings| {
+            first(findings).unwrap_or_else(|| {
+                Finding::new(
+                    Code::SchemaInvalid,
+                    "the schema does not compile",
+                    Default::default(),
+                )
+            })
+        })
+}
+
+/// A governance finding on the schema of the Schema Reference at `pointer`:
+/// `resource_limit_exceeded` for a limit, `interface_invalid` for anything else.
+fn governance_error(pointer: &str, finding: &Finding) -> ErrorObject {
+    let at = finding.location.pointer.as_deref().unwrap_or("");
+    let message = format!(
+        "the inline schema at {pointer}/resolution/schema{at} is not acceptable ({}): {}",
+        finding.code, finding.message
+    );
+    let code = if finding.code == Code::ResourceLimitExceeded {
+        Condition::ResourceLimitExceeded
+    } else {
+        Condition::InterfaceInvalid
+    };
+    ErrorObject::new(code, Detected::Client, message)
+}
+
+/// What an Agent Card advertises through the schema-interface extension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardAdvertisement {
+    /// The extension's `params.interface_version` (always 1.0 once read).
+    pub interface_version: String,
+    /// One binding per skill_id, in the card's order.
+    pub skills: Vec<Advertised>,
+    /// Whether the card's `skills` include `describe_skill`.
+    pub describe_skill: bool,
+}
+
+/// Read the schema-interface advertisement of an Agent Card (step 1).
+///
+/// Errors: `skill_not_advertised` when the card has no schema-interface extension (the
+/// agent does not offer the procedure, so no skill is advertised under it);
+/// `unsupported_interface_version` when the extension's `interface_version` is a version
+/// other than 1.0; `interface_invalid` when the advertisement is malformed — params
+/// without a string `interface_version` or a `skills` array, an entry without string
+/// `skill_id`, canonical `skill_version` and `sha256:` `interface_digest`, a skill_id
+/// bound twice (version 1.0 permits one binding per skill_id), or bound to no AgentSkill
+/// of the same card.
+pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
+    let extension = card
+        .pointer("/capabilities/extensions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .find(|e| e["uri"] == EXTENSION_URI)
+        .ok_or_else(|| {
+            ErrorObject::new(
+                Condition::SkillNotAdvertised,
+                Detected::Client,
+                "the Agent Card does not advertise the schema-interface extension: the agent offers no schema-governed skill",
+            )
+        })?;
+    let params = &extension["params"];
+    match params.get("interface_version") {
+        Some(Value::String(v)) if v == INTERFACE_VERSION => {}
+        Some(Value::String(_)) => {
+            return Err(unsupported(
+                "the Agent Card advertises an interface_version this client does not support (1.0)",
+            ))
+        }
+        _ => {
+            return Err(invalid(
+                "the extension's params have no string interface_version",
+            ))
+        }
+    }
+    let entries = params["skills"]
+        .as_array()
+        .ok_or_else(|| invalid("the extension's params have no skills array"))?;
+    let card_skills: Vec<&str> = card["skills"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    let mut skills: Vec<Advertised> = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let text = |k: &str| entry.get(k).and_then(Value::as_str);
+        let (Some(id), Some(version), Some(digest)) = (
+            text("skill_id"),
+            text("skill_version"),
+            text("interface_digest"),
+        ) else {
+            return Err(invalid(format!(
+                "the extension's skills[{i}] lacks a string skill_id, skill_version or interface_digest"
+            )));
+        };
+        if version.parse::<crate::version::Version>().is_err() {
+            return Err(invalid(format!(
+                "the extension's skills[{i}].skill_version is not a canonical MAJOR.MINOR version"
+            )));
+        }
+        if digest.parse::<Digest>().is_err() {
+            return Err(invalid(format!(
+                "the extension's skills[{i}].interface_digest is not sha256: and 64 lowercase hex digits"
+            )));
+        }
+        if skills.iter().any(|s| s.skill_id == id) {
+            return Err(invalid(format!(
+                "the extension's skills[{i}] binds a skill_id a second time; version 1.0 permits one binding per skill_id"
+            )));
+        }
+        if !card_skills.contains(&id) {
+            return Err(invalid(format!(
+                "the extension's skills[{i}] binds a skill_id that is not an AgentSkill of the same card"
+            )));
+        }
+        skills.push(Advertised {
+            skill_id: id.to_string(),
+            skill_version: version.to_string(),
+            interface_digest: digest.to_string(),
+        });
+    }
+    Ok(CardAdvertisement {
+        interface_version: INTERFACE_VERSION.to_string(),
+        skills,
+        describe_skill: card_skills.contains(&DESCRIBE_SKILL),
+    })
+}
+
+impl CardAdvertisement {
+    /// Select a skill (step 2): both describe_skill and the skill must be advertised,
+    /// otherwise `skill_not_advertised` — detected before anything is sent.
+    pub fn select(&self, skill_id: &str) -> Result<&Advertised, ErrorObject> {
+        let not = |m: &str| ErrorObject::new(Condition::SkillNotAdvertised, Detected::Client, m);
+        if !self.describe_skill {
+            return Err(not(
+                "the Agent Card does not advertise describe_skill: the schema-interface procedure is not available",
+            ));
+        }
+        self.skills
+            .iter()
+            .find(|s| s.skill_id == skill_id)
+            .ok_or_else(|| not("the Agent Card does not advertise the selected skill under the schema-interface extension"))
+    }
+
+    /// The describe_skill request object for `skill_id` (step 3), built only when the
+    /// card advertises it: `{"skill":"describe_skill","arguments":{"skill_id"}}`.
+    pub fn describe_request(&self, skill_id: &str) -> Result<Value, ErrorObject> {
+        let selected = self.select(skill_id)?;
+        Ok(json!({"skill": DESCRIBE_SKILL, "arguments": {"skill_id": selected.skill_id}}))
+    }
 }
 
 /// The direct-composition decision for an upstream output and a downstream input.
@@ -169,6 +529,24 @@ pub enum Composition {
     /// These fields differ: direct composition is not allowed (an out-of-band
     /// transformation may produce a new input, which is then validated as any input).
     NotDirect { mismatched: Vec<&'static str> },
+}
+
+/// Hand a value from one skill's output to the next skill's input (direct composition):
+/// the two Schema References must match exactly ([`can_compose`]), and the value must
+/// then validate against the downstream input schema before it is delegated. Returns
+/// the decision; on [`Composition::Direct`] the value was validated (`input_invalid`,
+/// local, when it does not conform), on [`Composition::NotDirect`] it was not, and it
+/// must not be delegated under this framework without an out-of-band transformation.
+pub fn transfer(
+    upstream: &VerifiedInterface,
+    value: &Value,
+    downstream: &VerifiedInterface,
+) -> Result<Composition, ErrorObject> {
+    let decision = can_compose(upstream.output_schema(), downstream.input_schema())?;
+    if decision == Composition::Direct {
+        downstream.check_arguments(value)?;
+    }
+    Ok(decision)
 }
 
 /// Decide direct composition of two Schema References by the exact-match rule

@@ -152,7 +152,7 @@ impl Code {
             Code::UntrustedKey => "no signature by a trusted key",
             Code::InterfaceInvalid => "a Skill Interface Document fails validation",
             Code::CardInvalid => {
-                "a --base Agent Card is not an A2A 1.0 AgentCard, or already has the extension"
+                "a --base Agent Card is not an A2A 1.0 AgentCard, already has the extension, or carries signatures the merge would leave stale"
             }
             Code::LockInvalid => {
                 "skillbundle.lock is malformed, or an entry is inconsistent or duplicated"

@@ -16,8 +16,10 @@
 
 pub mod a2a;
 pub mod agent;
+pub mod agent_card;
 pub mod atomic_file;
 pub mod bundle;
+pub mod card_signature;
 pub mod client;
 pub mod compat;
 pub mod condition;
@@ -27,6 +29,7 @@ pub mod examples;
 pub mod finding;
 pub mod init;
 pub mod interface;
+pub mod interface_cache;
 pub mod interface_schema;
 pub mod inventory;
 pub mod json;

@@ -56,6 +56,8 @@ enum Command {
     Verify(verify::Args),
     Describe(describe::Args),
     Card(card::Args),
+    VerifyCard(card::VerifyArgs),
+    Client(client::Args),
     Validate(validate::Args),
 }
 
@@ -85,6 +87,8 @@ fn main() -> ExitCode {
         Command::Verify(args) => verify::run(format, args),
         Command::Describe(args) => describe::run(format, args),
         Command::Card(args) => card::run(format, args),
+        Command::VerifyCard(args) => card::run_verify(format, args),
+        Command::Client(args) => client::run(format, args),
         Command::Validate(args) => validate::run(format, args),
     };
     output::finish(status)

@@ -68,6 +68,11 @@ pub struct CardFields {
     pub input_modes: Option<Vec<String>>,
     #[serde(default)]
     pub output_modes: Option<Vec<String>>,
+    /// The AgentSkill's `securityRequirements`: each entry maps security scheme names
+    /// (declared in the Agent Card's `securitySchemes`) to the scopes required, e.g.
+    /// `[{oauth: ["network:read"]}]`; any one entry suffices.
+    #[serde(default)]
+    pub security_requirements: Option<Vec<std::collections::BTreeMap<String, Vec<String>>>>,
 }
 
 /// Where a role's schema comes from and the identity it is published under.

@@ -747,7 +747,7 @@ fn card_prints_or_merges_the_fragment() {
         "capabilities": {"streaming": true, "extensions": [{"uri": "urn:example:other-extension"}]},
         "defaultInputModes": ["application/json"],
         "defaultOutputModes": ["application/json"],
-        "skills": [{"id": "ping", "name": "Ping", "description": "Replies.", "tags": []}]
+        "skills": [{"id": "ping", "name": "Ping", "description": "Replies.", "tags": ["ops"]}]
     });
     write(&dir.join("base.json"), base.to_string());
     let out = run(
@@ -770,7 +770,22 @@ fn card_prints_or_merges_the_fragment() {
     );
     let exts = card["capabilities"]["extensions"].as_array().unwrap();
     assert_eq!(exts[0]["uri"], "urn:example:other-extension");
-    assert_eq!(exts[1], fragment["capabilities"]["extensions"][0]);
+    // The bundle's extension, with a capability descriptor per skill (tests/capability_descriptors.rs).
+    let mut without_descriptors = exts[1].clone();
+    for entry in without_descriptors["params"]["skills"]
+        .as_array_mut()
+        .unwrap()
+    {
+        assert!(entry
+            .as_object_mut()
+            .unwrap()
+            .remove("interfaces")
+            .is_some());
+    }
+    assert_eq!(
+        without_descriptors,
+        fragment["capabilities"]["extensions"][0]
+    );
     // Deterministic output.
     let again = run(
         &["card", BUNDLE, "--trust", TRUST, "--base", "base.json"],
@@ -799,7 +814,10 @@ fn card_prints_or_merges_the_fragment() {
         dir,
     );
     assert_eq!(out.status, 1);
-    out.finding("card_invalid");
+    // One finding per missing required member (tests/card.rs checks each message).
+    let findings = out.findings();
+    assert!(findings.len() > 1, "{findings:?}");
+    assert!(findings.iter().all(|f| f["code"] == "card_invalid"));
 }
 
 #[test]

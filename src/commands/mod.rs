@@ -10,6 +10,7 @@
 pub mod build;
 pub mod card;
 pub mod check;
+pub mod client;
 pub mod completions;
 pub mod describe;
 pub mod diff;
@@ -42,11 +43,11 @@ pub struct TrustArgs {
     pub allow_unsigned: bool,
 }
 
-fn public_key(path: &str) -> Result<PublicKey, String> {
+pub fn public_key(path: &str) -> Result<PublicKey, String> {
     PublicKey::read_file(Path::new(path)).map_err(|e| e.to_string())
 }
 
-fn signing_key(path: &str) -> Result<SigningKeyPair, String> {
+pub fn signing_key(path: &str) -> Result<SigningKeyPair, String> {
     SigningKeyPair::read_pem_file(Path::new(path)).map_err(|e| e.to_string())
 }
 

@@ -151,3 +151,14 @@ pub fn gzip_bomb(bytes: u64) -> Vec<u8> {
     b.out.extend_from_slice(&[0; 8]);
     b.out
 }
+
+/// The example workspace built unsigned, opened as an agent does (with
+/// `--allow-unsigned` trust): for tests of what a loaded bundle serves.
+pub fn example_bundle() -> skillbundle::bundle::Bundle {
+    let ws = workspace();
+    let built = run(&["build", "."], ws.path());
+    assert_eq!(built.status, 0, "{}", built.stderr);
+    let path = ws.path().join("dist/example-network-skills-0.1.0.tar.gz");
+    let trust = skillbundle::bundle::TrustedKeys::new(vec![]).and_allow_unsigned();
+    skillbundle::bundle::Bundle::open_path(&path, &trust).unwrap()
+}
