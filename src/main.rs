@@ -476,60 +476,54 @@ fn inspect(format: Format, path: &Path) -> ExitCode {
         Ok(b) => b,
         Err(f) => return fail(f.code, f.message),
     };
-    let files = match bundle::archive::read(&bytes, limits) {
-        Ok(f) => f,
-        Err(e) => {
-            let code = if e.limit {
-                Code::ResourceLimitExceeded
-            } else {
-                Code::BundleInvalid
-            };
-            return fail(code, e.message);
-        }
-    };
-    let Some(manifest_bytes) = files.get(bundle::MANIFEST_PATH) else {
-        return fail(
-            Code::BundleInvalid,
-            "the archive has no manifest.json".into(),
-        );
-    };
-    let manifest = match skillbundle::json::parse(manifest_bytes) {
+    // The canonical archive and a bounded manifest, nothing else read or kept.
+    let manifest = match bundle::load::read_manifest(&bytes, limits) {
         Ok(m) => m,
-        Err(e) => return fail(Code::BundleInvalid, format!("manifest.json: {e}")),
+        Err(mut findings) => {
+            // Entries as `BUNDLE/entry`, as `Bundle::open_path` names them.
+            for f in &mut findings {
+                f.location.file = Some(match f.location.file.take() {
+                    Some(entry) => path.join(entry),
+                    None => path.to_path_buf(),
+                });
+            }
+            return render::report(
+                format,
+                &findings,
+                &json!({"ok": false, "findings": findings}),
+                Vec::new,
+            );
+        }
     };
     let summary = bundle::summary(&manifest);
-    match format {
-        Format::Json => render::print_json(&summary),
-        Format::Human | Format::Github | Format::Sarif => {
-            let b = &summary["bundle"];
-            println!(
-                "{} {}",
-                b["name"].as_str().unwrap_or("?"),
-                b["version"].as_str().unwrap_or("?")
-            );
-            for s in summary["skills"].as_array().into_iter().flatten() {
-                println!(
-                    "  {} {} {}",
-                    s["skill_id"].as_str().unwrap_or("?"),
-                    s["skill_version"].as_str().unwrap_or("?"),
-                    s["interface_digest"].as_str().unwrap_or("?")
-                );
-                for r in s["schemas"].as_array().into_iter().flatten() {
-                    let role = match r["kind"].as_str() {
-                        Some(k) => format!("record {k}"),
-                        None => r["role"].as_str().unwrap_or("?").to_string(),
-                    };
-                    println!(
-                        "    {role}: {} {} {}",
-                        r["schema_uri"].as_str().unwrap_or("?"),
-                        r["version"].as_str().unwrap_or("?"),
-                        r["digest"].as_str().unwrap_or("?")
-                    );
-                }
+    // Every string here comes from the bundle: printed through `render`, which escapes
+    // it for the chosen format.
+    render::report(format, &[], &summary, || {
+        let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
+        let b = &summary["bundle"];
+        let mut lines = vec![format!("{} {}", text(&b["name"]), text(&b["version"]))];
+        for s in summary["skills"].as_array().into_iter().flatten() {
+            lines.push(format!(
+                "  {} {} {}",
+                text(&s["skill_id"]),
+                text(&s["skill_version"]),
+                text(&s["interface_digest"])
+            ));
+            for r in s["schemas"].as_array().into_iter().flatten() {
+                let role = match r["kind"].as_str() {
+                    Some(k) => format!("record {k}"),
+                    None => text(&r["role"]),
+                };
+                lines.push(format!(
+                    "    {role}: {} {} {}",
+                    text(&r["schema_uri"]),
+                    text(&r["version"]),
+                    text(&r["digest"])
+                ));
             }
         }
-    }
-    ExitCode::SUCCESS
+        lines
+    })
 }
 
 fn digest(format: Format, files: &[PathBuf]) -> ExitCode {
@@ -734,9 +728,16 @@ fn describe(format: Format, path: &Path, skill_id: &str, trust: &TrustArgs) -> E
 }
 
 /// Read a JSON file strictly; a finding (exit 2 for I/O, 1 for bad JSON) otherwise.
+/// Read a JSON file the operator named (a request, a result, a record, a base card):
+/// a regular file only, at most the example size limit.
 fn read_json(path: &Path) -> Result<Value, Finding> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
+    use skillbundle::operator_file::ReadError;
+    let max = skillbundle::schema::limits::Limits::default().max_example_bytes;
+    let bytes = skillbundle::operator_file::read(path, max).map_err(|e| match e {
+        ReadError::NotRegular => Finding::at_file(Code::PathInvalid, e.to_string(), path),
+        ReadError::TooLarge => Finding::at_file(Code::ResourceLimitExceeded, e.to_string(), path),
+        ReadError::Io(e) => Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path),
+    })?;
     skillbundle::json::parse(&bytes).map_err(|e| e.into_finding(path))
 }
 
