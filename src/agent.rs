@@ -363,19 +363,19 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
 ///
 /// The validator recurses along the instance, so a value nested deeper than
 /// [`MAX_NESTING`](crate::schema::validator::MAX_NESTING) is refused with
-/// `resource_limit_exceeded` before it is evaluated, as the build-side wrapper in
-/// [`crate::schema::validator`] does: an agent checks requests on worker threads whose
+/// `resource_limit_exceeded` before it is evaluated (the guard is the validator's own,
+/// [`Validator::evaluate`](crate::schema::validator::Validator)): an agent checks requests on worker threads whose
 /// stacks are small (2 MiB for tokio), and 20,000 levels overflowed one.
 pub(crate) fn validate(
-    validator: &jsonschema::Validator,
+    validator: &crate::schema::validator::Validator,
     instance: &Value,
     code: Condition,
     stage: Detected,
     summary: &str,
 ) -> Result<(), ErrorObject> {
     let max = crate::schema::validator::MAX_NESTING;
-    if let Some(at) = crate::schema::limits::first_beyond_depth(instance, max) {
-        return Err(ErrorObject::new(
+    let mut errors = validator.evaluate(instance).map_err(|at| {
+        ErrorObject::new(
             Condition::ResourceLimitExceeded,
             stage,
             format!(
@@ -388,9 +388,8 @@ pub(crate) fn validate(
             keyword: None,
             expected: None,
             actual: None,
-        }]));
-    }
-    let mut errors = validator.iter_errors(instance);
+        }])
+    })?;
     let Some(first) = errors.next() else {
         return Ok(());
     };

@@ -37,6 +37,7 @@ use crate::digest::Digest;
 use crate::finding::{Code, Finding};
 use crate::interface::{self, DESCRIBE_SKILL};
 use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
+use crate::schema::validator::Validator;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -54,9 +55,9 @@ pub struct VerifiedInterface {
 }
 
 struct Validators {
-    input: jsonschema::Validator,
-    output: jsonschema::Validator,
-    records: BTreeMap<String, jsonschema::Validator>,
+    input: Validator,
+    output: Validator,
+    records: BTreeMap<String, Validator>,
 }
 
 impl std::fmt::Debug for VerifiedInterface {
@@ -303,7 +304,7 @@ pub fn verify_describe_response(
         )));
     }
     // The draft's "Deliver schemas inline": the loader's governance, on every schema.
-    let compile = |pointer: &str| -> Result<jsonschema::Validator, ErrorObject> {
+    let compile = |pointer: &str| -> Result<Validator, ErrorObject> {
         let reference = document.pointer(pointer).unwrap_or(&Value::Null);
         let schema = reference
             .pointer("/resolution/schema")
@@ -345,36 +346,23 @@ fn unsupported(message: impl Into<String>) -> ErrorObject {
     )
 }
 
-/// Govern one inline schema as an agent governs a bundle's (and `build` a workspace's):
-/// resource limits, dialect (every embedded resource in the declared one, which must be
-/// supported), inline-reference closure (no external or dangling `$ref`), then the
+/// Govern one inline schema as an agent governs a bundle's (and `build` a workspace's),
+/// through the project's one governance function [`crate::schema::govern`]: resource
+/// limits, dialect, inline-reference closure (no external or dangling `$ref`), then the
 /// meta-schema and compilation with `format` asserted and retrieval impossible. The
 /// first problem is returned as a finding whose pointer is into `schema`.
-///
-/// The one place the client calls the per-schema checks of [`crate::schema`], so that
-/// it can follow the project's single governance entry point when there is one.
-pub fn govern(schema: &Value, dialect: &str) -> Result<jsonschema::Validator, Finding> {
-    let first = |mut findings: Vec<Finding>| findings.drain(..).next();
+pub fn govern(schema: &Value, dialect: &str) -> Result<Validator, Finding> {
     let limits = crate::schema::limits::Limits::default();
-    if let Some(f) = first(crate::schema::limits::check_schema(schema, &limits)) {
-        return Err(f);
-    }
-    let mut problems = crate::schema::dialect::check(schema, dialect);
-    problems.extend(crate::schema::closure::check(schema));
-    if let Some(f) = first(problems) {
-        return Err(f);
-    }
-    crate::schema::validator::compile(schema)
-        .map(|v| v.into_inner())
-        .map_err(|findings| {
-            first(findings).unwrap_or_else(|| {
-                Finding::new(
-                    Code::SchemaInvalid,
-                    "the schema does not compile",
-                    Default::default(),
-                )
-            })
+    let patterns = crate::schema::validator::PatternCache::new();
+    crate::schema::govern(schema, dialect, &limits, &patterns).map_err(|findings| {
+        findings.into_iter().next().unwrap_or_else(|| {
+            Finding::new(
+                Code::SchemaInvalid,
+                "the schema does not compile",
+                Default::default(),
+            )
         })
+    })
 }
 
 /// A governance finding on the schema of the Schema Reference at `pointer`:

@@ -1037,20 +1037,8 @@ pub fn read_bundle(path: &Path) -> Result<Ledger, Vec<Finding>> {
     // governance. Signatures are checked when present against no trusted key, so this
     // establishes integrity, not authenticity: the vendor's own earlier release is the
     // baseline, whoever signed it.
-    let bundle = Bundle::open_path(path, &TrustedKeys::allow_unsigned()).map_err(|findings| {
-        // Name entries as `BUNDLE/entry`, so it is clear which bundle they are in.
-        findings
-            .into_iter()
-            .map(|mut f| {
-                if let Some(file) = f.location.file.as_mut() {
-                    if file.as_path() != path {
-                        *file = path.join(&*file);
-                    }
-                }
-                f
-            })
-            .collect::<Vec<_>>()
-    })?;
+    // Findings name entries as `BUNDLE/entry`, so it is clear which bundle they are in.
+    let bundle = Bundle::open_path(path, &TrustedKeys::allow_unsigned())?;
     let mut ledger = Ledger::default();
     let mut findings = Vec::new();
     for advertised in bundle.advertised() {

@@ -735,12 +735,22 @@ fn parent_dir(path: &Path) -> &Path {
     }
 }
 
+/// The most a key file is read: a PEM or JWK key is a few hundred bytes.
+const MAX_KEY_FILE_BYTES: u64 = 16 * 1024;
+
+/// Read a key file the operator named: never blocking on a FIFO, never reading a
+/// device, at most [`MAX_KEY_FILE_BYTES`] (see [`crate::operator_file`]).
 fn read_text(path: &Path) -> Result<String, KeyError> {
-    fs::read_to_string(path).map_err(|source| KeyError::Io {
+    let io = |source| KeyError::Io {
         action: "read",
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let bytes = crate::operator_file::read(path, MAX_KEY_FILE_BYTES).map_err(|e| match e {
+        crate::operator_file::ReadError::Io(e) => io(e),
+        other => io(io::Error::new(io::ErrorKind::InvalidInput, other)),
+    })?;
+    String::from_utf8(bytes).map_err(|e| io(io::Error::new(io::ErrorKind::InvalidData, e)))
 }
 
 /// A JSON object whose top-level member names are unique (RFC 7515 section 4 and

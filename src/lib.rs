@@ -37,6 +37,7 @@ pub mod jws;
 pub mod keys;
 pub mod ledger;
 pub mod manifest;
+pub mod operator_file;
 pub mod pipeline;
 pub mod pointer;
 pub mod schema;

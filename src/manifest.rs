@@ -12,7 +12,7 @@ use serde::Deserialize;
 use std::path::{Component, Path, PathBuf};
 
 /// The dialect every v1.0 Schema Reference uses unless a manifest says otherwise.
-pub const DEFAULT_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+pub const DEFAULT_DIALECT: &str = crate::schema::DRAFT_2020_12;
 
 /// `skillbundle.yaml`.
 #[derive(Debug, Clone, Deserialize)]

@@ -15,7 +15,7 @@ use crate::finding::{self, Code, Finding, Location};
 use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
-use crate::schema::{closure, dialect, limits, validator};
+use crate::schema::validator;
 use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -282,16 +282,8 @@ fn load_schema(
         .dialect
         .clone()
         .unwrap_or_else(|| DEFAULT_DIALECT.to_string());
-    if !(value.is_object() || value.is_boolean()) {
-        return Err(vec![Finding::new(
-            Code::SchemaInvalid,
-            "a JSON Schema must be an object or a boolean",
-            file.locate(""),
-        )]);
-    }
-    // Cheap, bounded checks first: limits, then dialect and inline-ref closure (which
-    // must run before compiling: the validator would otherwise resolve a reference to
-    // its bundled meta-schema). Compiling validates against the meta-schema.
+    // Limits, dialect, closure, then compilation: the one governance path
+    // (`schema::govern`) every schema takes, from a workspace or from a bundle.
     let locate = |findings: Vec<Finding>| -> Vec<Finding> {
         findings
             .into_iter()
@@ -305,16 +297,7 @@ fn load_schema(
             })
             .collect()
     };
-    let over = limits::check_schema(&value, limits);
-    if !over.is_empty() {
-        return Err(locate(over));
-    }
-    let mut problems = dialect::check(&value, &dialect);
-    problems.extend(closure::check(&value));
-    if !problems.is_empty() {
-        return Err(locate(problems));
-    }
-    let validator = validator::compile_shared(&value, patterns).map_err(locate)?;
+    let validator = crate::schema::govern(&value, &dialect, limits, patterns).map_err(locate)?;
     let reference = SchemaReference::new(
         role,
         kind,

@@ -40,6 +40,20 @@ pub fn visible(text: &str) -> String {
         .collect()
 }
 
+/// [`visible`] for one line of output, line feeds included: strings from a bundle, a
+/// workspace or a request (bundle names, skill ids, schema URIs) cannot start a line
+/// of their own.
+pub fn visible_line(text: &str) -> String {
+    visible(text).replace('\n', "\\u{a}")
+}
+
+/// One line of plain output in `github` format: [`visible_line`], with `%`, CR, LF and
+/// `::` encoded, so that no string from the input can form a workflow command (the
+/// runner treats any line starting with `::` as one).
+pub fn github_line(text: &str) -> String {
+    gh_escape(&visible_line(text), false)
+}
+
 /// [`visible`] for a path, line feeds included.
 fn visible_path(path: &Path) -> String {
     visible(&path.display().to_string()).replace('\n', "\\u{a}")
@@ -124,7 +138,13 @@ fn source_line(
         return None;
     }
     let text = std::fs::read_to_string(file).ok()?;
-    let line_text = text.lines().nth(line.checked_sub(1)?)?.to_string();
+    let raw_line = text.lines().nth(line.checked_sub(1)?)?;
+    // Escape control characters (a schema string holding ESC or OSC is quoted in the
+    // snippet) and carry the column over to the escaped text.
+    let column = column.checked_sub(1)?;
+    let before: String = raw_line.chars().take(column).collect();
+    let column = visible(&before).chars().count() + 1;
+    let line_text = visible(raw_line);
     let start = line_text
         .char_indices()
         .nth(column.checked_sub(1)?)
@@ -190,12 +210,17 @@ pub fn report_with(
         Format::Github => {
             output::lines(&findings.iter().map(github).collect::<Vec<_>>());
             if findings.is_empty() {
-                output::lines(&success());
+                output::lines(&success().iter().map(|l| github_line(l)).collect::<Vec<_>>());
             }
         }
         Format::Human => {
             if findings.is_empty() {
-                output::lines(&success());
+                output::lines(
+                    &success()
+                        .iter()
+                        .map(|l| visible_line(l))
+                        .collect::<Vec<_>>(),
+                );
             } else {
                 let styled = use_color();
                 let mut err = std::io::stderr().lock();
@@ -242,12 +267,14 @@ pub fn use_color() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
 
-/// Escape workflow-command data (`%`, CR, LF) and, for properties, also `:` and `,`.
+/// Escape workflow-command data (`%`, CR, LF, and `::` so that no line of it can start a
+/// command) and, for properties, also `:` and `,`.
 fn gh_escape(s: &str, property: bool) -> String {
     let mut out = s
         .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A");
+        .replace('\n', "%0A")
+        .replace("::", ":%3A");
     if property {
         out = out.replace(':', "%3A").replace(',', "%2C");
     }

@@ -83,7 +83,17 @@ fn pack(entries: &[RawEntry]) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
+/// `files` as the builder writes them (the one form a loader accepts), or — with
+/// `extra` entries — packed raw, so that hostile names and types survive.
 fn pack_files(files: &BTreeMap<String, Vec<u8>>, extra: &[RawEntry]) -> Vec<u8> {
+    if extra.is_empty() {
+        return archive::write(
+            Vec::new(),
+            files.iter().map(|(k, v)| (k.as_str(), v.as_slice())),
+            0,
+        )
+        .unwrap();
+    }
     let mut entries: Vec<RawEntry> = files
         .iter()
         .map(|(p, d)| RawEntry {

@@ -9,13 +9,11 @@
 
 mod common;
 
+use common::crafted::{fixture, gzip, Fixture};
 use common::*;
-use skillbundle::bundle::{self, TrustedKeys};
-use skillbundle::keys::SigningKeyPair;
+use skillbundle::bundle;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Generous: the point is "refused, not hung" on a loaded CI machine, in a debug build.
@@ -569,53 +567,7 @@ fn hostile_conflicts() {
 // ---------------------------------------------------------------------------------------
 // Archive attacks.
 
-/// A valid bundle of example-skills signed with a fixed key, built in memory.
-struct Fixture {
-    files: BTreeMap<String, Vec<u8>>,
-    key: SigningKeyPair,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let checked = skillbundle::pipeline::check(&example_skills());
-        assert!(checked.ok(), "{:?}", checked.findings);
-        let ws = checked.workspace.as_ref().unwrap();
-        let interfaces: Vec<_> = checked.skills.iter().map(|s| &s.interface).collect();
-        let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
-        let mut contents = bundle::contents(
-            &ws.manifest.bundle.name,
-            &ws.manifest.bundle.version,
-            schema.digest(),
-            &interfaces,
-            &skillbundle::pipeline::card_fragment(&checked.skills),
-        );
-        let key = SigningKeyPair::from_seed(&[42; 32]);
-        bundle::sign::sign(&mut contents, std::slice::from_ref(&key));
-        let fx = Fixture {
-            files: contents
-                .files
-                .into_iter()
-                .map(|(path, bytes)| (path, bytes.to_vec()))
-                .collect(),
-            key,
-        };
-        let trust = TrustedKeys::new(vec![fx.key.public_key()]);
-        bundle::Bundle::open(&fx.valid(), &trust).expect("the fixture opens");
-        fx
-    })
-}
-
 impl Fixture {
-    fn valid(&self) -> Vec<u8> {
-        bundle::archive::write(
-            Vec::new(),
-            self.files.iter().map(|(k, v)| (k.as_str(), v.as_slice())),
-            0,
-        )
-        .unwrap()
-    }
-
     /// The valid files plus raw entries, packed with hostile headers kept as they are.
     fn with(&self, extra: &[Raw]) -> Vec<u8> {
         let mut entries: Vec<Raw> = self
@@ -679,12 +631,6 @@ fn tar(entries: &[Raw]) -> Vec<u8> {
     out
 }
 
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gz.write_all(bytes).unwrap();
-    gz.finish().unwrap()
-}
-
 struct BundleCase {
     name: &'static str,
     make: fn(&Fixture, &Path),
@@ -725,11 +671,14 @@ const BUNDLE_CASES: &[BundleCase] = &[
     bundle_case("archive: not gzip", |_, p| write(p, b"PK\x03\x04 a zip file, not a bundle"), true, "bundle_invalid"),
     bundle_case("archive: empty file", |_, p| write(p, b""), true, "bundle_invalid"),
     bundle_case("archive: corrupt deflate data", make_corrupt, true, "bundle_invalid"),
-    bundle_case("archive: gzip bomb", |_, p| write(p, gzip_bomb((1 << 30) + (1 << 20))), true, "resource_limit_exceeded"),
-    bundle_case("archive: entry declared larger than the limit", |fx, p| write(p, fx.with(&[Raw { size: Some(65 << 20), ..Raw::file(b"big.json", b"{}") }])), true, "resource_limit_exceeded"),
+    // Zeros end a tar stream at its second block: what follows is refused at once.
+    bundle_case("archive: gzip bomb of zeros", |_, p| write(p, gzip_bomb((1 << 30) + (1 << 20))), true, "bundle_invalid"),
+    bundle_case("archive: gzip bomb behind an entry header", make_header_bomb, true, "resource_limit_exceeded"),
+    bundle_case("archive: entry declared larger than the limit", |_, p| write(p, gzip(&[common::crafted::entry(&common::crafted::header("a2a/agent-card-fragment.json", 65 << 20, |_| {}), b"{}"), vec![0; 1024]].concat())), true, "resource_limit_exceeded"),
     bundle_case("archive: entry shorter than declared", |_, p| write(p, gzip(&tar(&[Raw { size: Some(100_000), ..Raw::file(b"manifest.json", b"{}") }]))), true, "bundle_invalid"),
     bundle_case("archive: bundle file over the size limit", |_, p| std::fs::File::create(p).unwrap().set_len((1 << 30) + 1).unwrap(), true, "resource_limit_exceeded"),
-    bundle_case("archive: bundle path leads to /dev/zero", |_, p| link_to_dev_zero(p), true, "bundle_invalid"),
+    bundle_case("archive: bundle path leads to /dev/zero", |_, p| link_to_dev_zero(p), true, "path_invalid"),
+    bundle_case("archive: bundle path is a FIFO", |_, p| make_fifo(p), true, "path_invalid"),
     bundle_case("bundle: unlisted extra entry", |fx, p| write(p, fx.with(&[Raw::file(b"interfaces/extra.json", b"{}")])), false, "bundle_invalid"),
     bundle_case("bundle: interface document changed", make_changed_document, false, "digest_mismatch"),
     bundle_case("bundle: signatures removed", make_unsigned, false, "untrusted_key"),
@@ -741,6 +690,24 @@ fn link_to_dev_zero(p: &Path) {
     std::os::unix::fs::symlink("/dev/zero", p).unwrap();
     #[cfg(not(unix))]
     write(p, b"");
+}
+
+fn make_fifo(p: &Path) {
+    #[cfg(unix)]
+    {
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    #[cfg(not(unix))]
+    write(p, b"");
+}
+
+/// A canonical header for an entry of 900 MiB, then a gzip bomb of its "data": the
+/// header alone is refused (entry and total limits).
+fn make_header_bomb(_: &Fixture, p: &Path) {
+    let h = common::crafted::header("interfaces/a.json", 900 << 20, |_| {});
+    write(p, gzip_bomb_after(h.as_bytes(), 900 << 20));
 }
 
 fn make_corrupt(fx: &Fixture, p: &Path) {

@@ -137,7 +137,7 @@ fn the_largest_hostile_inputs_stay_under_the_memory_bound() {
             "resource_limit_exceeded",
         ),
     ];
-    let mut report = Vec::new();
+    let mut report: Vec<(&str, u64)> = Vec::new();
     for (name, make, code) in build_cases {
         let ws = workspace();
         make(ws.path());
@@ -147,33 +147,132 @@ fn the_largest_hostile_inputs_stay_under_the_memory_bound() {
         report.push((name, m.peak_mib));
     }
 
-    // The gzip bomb: 7 MB that expand past the 1 GiB archive limit.
+    // Hostile bundles: what each claims to expand to is refused from the headers, or
+    // streamed and hashed without being kept, before anything is authenticated.
     let dir = tempfile::tempdir().unwrap();
+    let fx = common::crafted::fixture();
     write(
-        &dir.path().join("bomb.tar.gz"),
-        gzip_bomb((1 << 30) + (1 << 20)),
+        &dir.path().join("trust.jwk.json"),
+        fx.key.public_key().to_jwk_json(),
     );
-    let runs: [(&str, &[&str]); 2] = [
+    let header = |path: &str, size: u64| common::crafted::header(path, size, |_| {});
+    let bundles: Vec<(&str, Vec<u8>, &str)> = vec![
         (
-            "gzip bomb (verify)",
+            "gzip bomb of zeros past 1 GiB",
+            gzip_bomb((1 << 30) + (1 << 20)),
+            "bundle_invalid",
+        ),
+        (
+            "64 MiB manifest.json",
+            gzip_bomb_after(header("manifest.json", 64 << 20).as_bytes(), 64 << 20),
+            "resource_limit_exceeded",
+        ),
+        (
+            "900 MiB entry behind a canonical header",
+            gzip_bomb_after(header("interfaces/a.json", 900 << 20).as_bytes(), 900 << 20),
+            "resource_limit_exceeded",
+        ),
+        (
+            "900 MiB GNU long name",
+            {
+                let mut h = tar::Header::new_gnu();
+                h.as_gnu_mut().unwrap().name[..13].copy_from_slice(b"././@LongLink");
+                h.set_entry_type(tar::EntryType::GNULongName);
+                h.set_size(900 << 20);
+                h.set_cksum();
+                gzip_bomb_after(h.as_bytes(), 900 << 20)
+            },
+            "resource_limit_exceeded",
+        ),
+        (
+            "pax size beyond the entry limit",
+            {
+                let pax = common::crafted::pax(&["size=943718400"]);
+                gzip_bomb_after(&pax, 900 << 20)
+            },
+            "bundle_invalid",
+        ),
+    ];
+    let signed_by_nobody = |path: &Path| {
+        // Two 64 MiB entries before a manifest whose signature no trusted key made,
+        // compressed as they are written, so this process never holds them.
+        let out = std::fs::File::create(path).unwrap();
+        let mut gz = flate2::GzBuilder::new()
+            .mtime(0)
+            .operating_system(255)
+            .write(std::io::BufWriter::new(out), flate2::Compression::new(6));
+        use std::io::Write;
+        let zeros = vec![0u8; 1 << 20];
+        for name in ["a", "b"] {
+            gz.write_all(header(&format!("interfaces/{name}.json"), 64 << 20).as_bytes())
+                .unwrap();
+            for _ in 0..64 {
+                gz.write_all(&zeros).unwrap();
+            }
+        }
+        let mut m: serde_json::Value = serde_json::from_slice(&fx.files["manifest.json"]).unwrap();
+        m["signatures"][0]["signature"] = serde_json::json!("AAAA");
+        let m = skillbundle::bundle::stable_pretty(&m);
+        gz.write_all(&common::crafted::entry(
+            &header("manifest.json", m.len() as u64),
+            &m,
+        ))
+        .unwrap();
+        gz.write_all(&[0u8; 1024]).unwrap();
+        gz.finish().unwrap().flush().unwrap();
+    };
+    let cases = bundles
+        .into_iter()
+        .map(|(name, bytes, code)| (name, Some(bytes), code))
+        .chain([(
+            "two 64 MiB entries before a manifest no trusted key signed",
+            None,
+            "signature_invalid",
+        )]);
+    for (name, bytes, code) in cases {
+        let path = dir.path().join("bundle.tar.gz");
+        match bytes {
+            Some(bytes) => write(&path, bytes),
+            None => signed_by_nobody(&path),
+        }
+        let runs: [&[&str]; 3] = [
             &[
                 "verify",
-                "bomb.tar.gz",
+                "bundle.tar.gz",
+                "--trust",
+                "trust.jwk.json",
+                "--format",
+                "json",
+            ],
+            &[
+                "verify",
+                "bundle.tar.gz",
                 "--allow-unsigned",
                 "--format",
                 "json",
             ],
-        ),
-        (
-            "gzip bomb (inspect)",
-            &["inspect", "bomb.tar.gz", "--format", "json"],
-        ),
-    ];
-    for (name, args) in runs {
-        let m = measure(args, dir.path());
-        assert_eq!(m.status, 1, "{name}: {}", m.stdout);
-        assert!(m.stdout.contains("resource_limit_exceeded"), "{}", m.stdout);
-        report.push((name, m.peak_mib));
+            &["inspect", "bundle.tar.gz", "--format", "json"],
+        ];
+        for args in runs {
+            let m = measure(args, dir.path());
+            let expected = if code == "signature_invalid" && args[0] != "verify" {
+                None
+            } else if code == "signature_invalid" && args[2] == "--allow-unsigned" {
+                Some("bundle_invalid")
+            } else {
+                Some(code)
+            };
+            if let Some(code) = expected {
+                assert_eq!(m.status, 1, "{name} ({}): {}", args[0], m.stdout);
+                assert!(
+                    m.stdout.contains(code),
+                    "{name} ({}): {}",
+                    args[0],
+                    m.stdout
+                );
+            }
+            report.push((name, m.peak_mib));
+        }
     }
 
     let over: Vec<_> = report.iter().filter(|(_, mib)| *mib > BOUND_MIB).collect();

@@ -37,7 +37,10 @@ fuzz_target!(|data: &[u8]| {
     if !(schema.is_object() || schema.is_boolean()) || !findings.is_empty() {
         return;
     }
-    let Ok(compiled) = validator::compile(&schema) else {
+    // The one governance path every schema takes (limits, dialect, closure, compile).
+    let patterns = validator::PatternCache::new();
+    let Ok(compiled) = skillbundle::schema::govern(&schema, DRAFT_2020_12, &limits, &patterns)
+    else {
         return;
     };
     let mut instances = vec![

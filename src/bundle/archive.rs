@@ -1,19 +1,33 @@
-//! The archive format: deterministic `.tar.gz` out, hostile-input-proof `.tar.gz` in.
+//! The archive format: deterministic `.tar.gz` out, exactly that form in.
 //!
 //! Writing: entries sorted by path, regular files only, mode 0644, uid/gid 0, empty
 //! owner names, mtime from SOURCE_DATE_EPOCH (0 when unset), ustar headers, gzip with no
 //! file name and no time, a fixed compression level and the pure-Rust backend. The same
 //! inputs therefore always give the same bytes, on any machine.
 //!
-//! Reading happens entirely in memory and refuses anything our writer would never
-//! produce: links, directories, devices, extension headers, absolute or `..` paths,
-//! duplicate entries, oversized entries or totals (a gzip bomb stops at the limit),
-//! trailing bytes after the gzip stream, and truncated or corrupt data. Nothing from an
+//! Reading accepts **one canonical form** and nothing else, because an archive that two
+//! readers can read differently is an archive whose signed contents a second reader
+//! (GNU tar, Python's `tarfile`, an agent in another language) may not see: one gzip
+//! member with this writer's header and nothing after it; then, for every entry, the
+//! very ustar header [`write`] produces for that path, size and mtime (so no pax or GNU
+//! extension headers, links, directories or devices can appear: their headers differ),
+//! the data, zero padding to the block; the entries in the writer's order; and the two
+//! zero blocks the writer ends with, followed by nothing. Since every header is
+//! regenerated with the writer's own code and compared byte for byte, the decompressed
+//! stream of an accepted archive *is* what [`write`] produces for its entries — the
+//! proof that no other reader can disagree (`tests/differential.rs` checks it against
+//! GNU tar and Python).
+//!
+//! Reading is streamed and bounded before anything is spent: sizes come from the header
+//! and are checked against [`ReadLimits`] before a byte of data is read; entries are
+//! hashed as they stream by and kept only when the caller asks (so a loader can keep
+//! the manifest alone, authenticate it, and only then read the rest). Nothing from an
 //! archive is ever written to disk by this module.
 
+use crate::digest::Digest;
 use flate2::write::GzEncoder;
 use flate2::{Compression, GzBuilder};
-use std::collections::BTreeMap;
+use sha2::{Digest as _, Sha256};
 use std::io::{Read, Write};
 
 /// Limits applied when reading an archive.
@@ -35,6 +49,7 @@ impl Default for ReadLimits {
 }
 
 /// Why an archive was refused. `limit` distinguishes resource limits from malformation.
+/// Messages name entries by their position, never by the name the archive gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchiveError {
     pub message: String,
@@ -42,13 +57,13 @@ pub struct ArchiveError {
 }
 
 impl ArchiveError {
-    fn invalid(message: impl Into<String>) -> Self {
+    pub fn invalid(message: impl Into<String>) -> Self {
         ArchiveError {
             message: message.into(),
             limit: false,
         }
     }
-    fn limit(message: impl Into<String>) -> Self {
+    pub fn limit(message: impl Into<String>) -> Self {
         ArchiveError {
             message: message.into(),
             limit: true,
@@ -71,36 +86,54 @@ pub fn source_date_epoch() -> u64 {
         .unwrap_or(0)
 }
 
+/// The gzip encoder every archive is written with.
+fn gzip_encoder<W: Write>(out: W) -> GzEncoder<W> {
+    GzBuilder::new()
+        .mtime(0)
+        .operating_system(255)
+        .write(out, Compression::new(6))
+}
+
+/// The ustar header the writer gives an entry: the one definition both writing and
+/// reading use.
+fn header(path: &str, size: u64, mtime: u64) -> std::io::Result<tar::Header> {
+    let mut header = tar::Header::new_ustar();
+    header.set_path(path)?;
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_size(size);
+    header.set_mode(0o644);
+    header.set_uid(0);
+    header.set_gid(0);
+    header.set_mtime(mtime);
+    header.set_username("")?;
+    header.set_groupname("")?;
+    header.set_cksum();
+    Ok(header)
+}
+
 /// Write `entries` (path → bytes) as a deterministic `.tar.gz` to `out`.
 pub fn write<'a, W: Write>(
     out: W,
     entries: impl IntoIterator<Item = (&'a str, &'a [u8])>,
     mtime: u64,
 ) -> std::io::Result<W> {
-    let gz: GzEncoder<W> = GzBuilder::new()
-        .mtime(0)
-        .operating_system(255)
-        .write(out, Compression::new(6));
-    let mut tar = tar::Builder::new(gz);
+    let mut tar = tar::Builder::new(gzip_encoder(out));
     tar.mode(tar::HeaderMode::Deterministic);
     let mut sorted: Vec<(&str, &[u8])> = entries.into_iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(b.0));
     for (path, data) in sorted {
-        let mut header = tar::Header::new_ustar();
-        header.set_path(path)?;
-        header.set_entry_type(tar::EntryType::Regular);
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
-        header.set_uid(0);
-        header.set_gid(0);
-        header.set_mtime(mtime);
-        header.set_username("")?;
-        header.set_groupname("")?;
-        header.set_cksum();
-        tar.append(&header, data)?;
+        tar.append(&header(path, data.len() as u64, mtime)?, data)?;
     }
     let gz = tar.into_inner()?;
     gz.finish()
+}
+
+/// The ten bytes of gzip header [`write`] starts every archive with.
+fn canonical_gzip_header() -> [u8; 10] {
+    let empty = gzip_encoder(Vec::new())
+        .finish()
+        .expect("writing to memory cannot fail");
+    empty[..10].try_into().expect("a gzip header is ten bytes")
 }
 
 /// A reader that lets at most `left` bytes through and then fails, recording that the
@@ -134,112 +167,230 @@ impl<R: Read> Read for Limited<'_, R> {
     }
 }
 
-/// Read a `.tar.gz` held in memory into path → bytes, refusing anything unexpected.
+/// What a reader wants done with one entry, decided from its path and declared size
+/// before any of its data is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Hash the data as it streams by and drop it.
+    Hash,
+    /// Hash the data and keep it.
+    Keep,
+}
+
+/// One entry of an archive as [`scan`] saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: String,
+    pub size: u64,
+    /// SHA-256 of the entry's data.
+    pub digest: Digest,
+    /// The data, when the caller asked to keep it.
+    pub data: Option<Vec<u8>>,
+}
+
+/// Read a `.tar.gz` held in memory, accepting only the canonical form (see the module
+/// documentation), into path → bytes.
+pub fn read(
+    bytes: &[u8],
+    limits: ReadLimits,
+) -> Result<std::collections::BTreeMap<String, Vec<u8>>, ArchiveError> {
+    Ok(read_entries(bytes, limits, |_| true)?
+        .into_iter()
+        .map(|e| (e.path, e.data.unwrap_or_default()))
+        .collect())
+}
+
+/// Read a `.tar.gz` held in memory, accepting only the canonical form (see the module
+/// documentation), and keep every entry. Every path must satisfy `allowed`.
+pub fn read_entries(
+    bytes: &[u8],
+    limits: ReadLimits,
+    allowed: impl Fn(&str) -> bool,
+) -> Result<Vec<Entry>, ArchiveError> {
+    scan(bytes, limits, |path, _| {
+        if allowed(path) {
+            Ok(Disposition::Keep)
+        } else {
+            Err(ArchiveError::invalid(
+                "an entry has a name the bundle layout does not allow",
+            ))
+        }
+    })
+}
+
+/// Stream through a `.tar.gz` held in memory, accepting only the canonical form, and
+/// return every entry with its digest; `decide` sees each path and declared size
+/// before a byte of its data is read, and may refuse the archive or ask to keep the
+/// entry.
 ///
-/// Decompression is streamed: the tar reader pulls from the gzip decoder through a
-/// byte budget of `max_total_bytes`, so a gzip bomb costs time up to the limit and never
-/// memory — only the entries kept are held, each at most `max_entry_bytes`.
-pub fn read(bytes: &[u8], limits: ReadLimits) -> Result<BTreeMap<String, Vec<u8>>, ArchiveError> {
+/// Decompression is streamed through a byte budget of `max_total_bytes`, and each
+/// entry's declared size is checked against `max_entry_bytes` and the remaining budget
+/// before its data is read: a gzip bomb or a lying header costs time up to the limit,
+/// never memory. Only kept entries are held.
+pub fn scan(
+    bytes: &[u8],
+    limits: ReadLimits,
+    mut decide: impl FnMut(&str, u64) -> Result<Disposition, ArchiveError>,
+) -> Result<Vec<Entry>, ArchiveError> {
+    if bytes.len() < 10 || bytes[..10] != canonical_gzip_header() {
+        return Err(ArchiveError::invalid(
+            "not a bundle archive: the gzip header is not the one skillbundle writes (one member, no name, no time, no extra fields)",
+        ));
+    }
     let exceeded = std::cell::Cell::new(false);
-    let over = || {
-        ArchiveError::limit(
-            "the archive expands beyond the size limit (refused before it was fully decompressed)",
-        )
-    };
     let mut decoder = flate2::bufread::GzDecoder::new(bytes);
     let mut limited = Limited {
         inner: &mut decoder,
         left: limits.max_total_bytes,
         exceeded: &exceeded,
     };
-    let files =
-        read_entries(&mut limited, limits).map_err(|e| if exceeded.get() { over() } else { e })?;
-    // What follows the end-of-archive blocks (padding) is decompressed within the same
-    // budget, so that the gzip trailer (CRC and length) is checked and nothing hides
-    // after it.
-    if let Err(e) = std::io::copy(&mut limited, &mut std::io::sink()) {
-        return Err(if exceeded.get() {
-            over()
+    let entries = scan_tar(&mut limited, limits, &mut decide).map_err(|e| {
+        if exceeded.get() {
+            ArchiveError::limit(
+                "the archive expands beyond the size limit (refused before it was fully decompressed)",
+            )
         } else {
-            ArchiveError::invalid(format!("not a valid gzip stream: {e}"))
-        });
-    }
+            e
+        }
+    })?;
     if !decoder.into_inner().is_empty() {
         return Err(ArchiveError::invalid(
-            "unexpected bytes after the gzip stream",
+            "unexpected bytes after the gzip stream (a bundle is a single gzip member)",
         ));
     }
-    Ok(files)
+    Ok(entries)
 }
 
-fn read_entries(
-    tar_stream: impl Read,
+const BLOCK: usize = 512;
+
+fn io_error(e: std::io::Error) -> ArchiveError {
+    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        ArchiveError::invalid("the archive is truncated")
+    } else {
+        ArchiveError::invalid(format!("not a valid gzip stream: {e}"))
+    }
+}
+
+fn scan_tar(
+    stream: &mut impl Read,
     limits: ReadLimits,
-) -> Result<BTreeMap<String, Vec<u8>>, ArchiveError> {
-    let mut archive = tar::Archive::new(tar_stream);
-    let mut files = BTreeMap::new();
-    let entries = archive
-        .entries()
-        .map_err(|e| ArchiveError::invalid(format!("not a valid tar archive: {e}")))?;
-    for entry in entries {
-        let mut entry =
-            entry.map_err(|e| ArchiveError::invalid(format!("not a valid tar archive: {e}")))?;
-        if files.len() >= limits.max_entries {
+    decide: &mut impl FnMut(&str, u64) -> Result<Disposition, ArchiveError>,
+) -> Result<Vec<Entry>, ArchiveError> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut total: u64 = 0;
+    let mut mtime = None;
+    let mut block = [0u8; BLOCK];
+    loop {
+        stream.read_exact(&mut block).map_err(io_error)?;
+        if block == [0u8; BLOCK] {
+            break;
+        }
+        let n = entries.len() + 1;
+        if entries.len() >= limits.max_entries {
             return Err(ArchiveError::limit(
                 "the archive has more entries than the limit allows",
             ));
         }
-        let raw_path = entry.path_bytes().into_owned();
-        let path = String::from_utf8(raw_path)
-            .map_err(|_| ArchiveError::invalid("an entry path is not UTF-8"))?;
-        let kind = entry.header().entry_type();
-        if kind != tar::EntryType::Regular {
-            return Err(ArchiveError::invalid(format!(
-                "entry {path:?} is not a regular file ({}); bundles hold regular files only",
-                describe(kind)
-            )));
-        }
-        check_path(&path)?;
-        let size = entry
-            .header()
-            .size()
-            .map_err(|e| ArchiveError::invalid(e.to_string()))?;
+        let raw = tar::Header::from_byte_slice(&block);
+        let non_canonical = || {
+            let kind = match raw.entry_type() {
+                tar::EntryType::Regular => "a header",
+                tar::EntryType::Symlink => "a symbolic link",
+                tar::EntryType::Link => "a hard link",
+                tar::EntryType::Directory => "a directory",
+                tar::EntryType::Char | tar::EntryType::Block => "a device",
+                tar::EntryType::Fifo => "a FIFO",
+                tar::EntryType::XHeader | tar::EntryType::XGlobalHeader => "a pax extended header",
+                tar::EntryType::GNULongName | tar::EntryType::GNULongLink => {
+                    "a GNU long-name or long-link header"
+                }
+                _ => "an unsupported entry type",
+            };
+            ArchiveError::invalid(format!(
+                "entry {n} is {kind} not in the canonical form skillbundle writes (bundles hold ustar regular files only, with fixed metadata)"
+            ))
+        };
+        let size = raw.size().map_err(|_| non_canonical())?;
         if size > limits.max_entry_bytes {
             return Err(ArchiveError::limit(format!(
-                "entry {path:?} is larger than the limit allows"
+                "entry {n} is larger than the limit allows"
             )));
         }
-        // The declared size is only a hint: a header may lie, so memory grows with the
-        // bytes actually read.
-        let mut data = Vec::with_capacity(size.min(1 << 20) as usize);
-        entry
-            .read_to_end(&mut data)
-            .map_err(|e| ArchiveError::invalid(format!("entry {path:?} is truncated: {e}")))?;
-        if data.len() as u64 != size {
+        total = total.saturating_add(size);
+        if total > limits.max_total_bytes {
+            return Err(ArchiveError::limit(
+                "the entries add up to more than the archive size limit",
+            ));
+        }
+        let path = String::from_utf8(raw.path_bytes().into_owned())
+            .map_err(|_| ArchiveError::invalid(format!("entry {n}'s name is not UTF-8")))?;
+        let entry_mtime = raw.mtime().map_err(|_| non_canonical())?;
+        let expected =
+            header(&path, size, *mtime.get_or_insert(entry_mtime)).map_err(|_| non_canonical())?;
+        if expected.as_bytes()[..] != block[..] {
+            return Err(non_canonical());
+        }
+        check_path(&path).map_err(|e| ArchiveError::invalid(format!("entry {n}: {e}")))?;
+        if let Some(previous) = entries.last() {
+            if previous.path.as_str() >= path.as_str() {
+                return Err(ArchiveError::invalid(format!(
+                    "entry {n} is out of order or repeats an earlier name (the writer sorts entries by name, each once)"
+                )));
+            }
+        }
+        let disposition = decide(&path, size)?;
+        let mut data = (disposition == Disposition::Keep)
+            .then(|| Vec::with_capacity(size.min(1 << 20) as usize));
+        let mut hasher = Sha256::new();
+        let mut left = size;
+        let mut chunk = vec![0u8; 64 * 1024];
+        while left > 0 {
+            let want = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            stream.read_exact(&mut chunk[..want]).map_err(io_error)?;
+            hasher.update(&chunk[..want]);
+            if let Some(d) = data.as_mut() {
+                d.extend_from_slice(&chunk[..want]);
+            }
+            left -= want as u64;
+        }
+        let padding = (BLOCK - (size % BLOCK as u64) as usize) % BLOCK;
+        stream.read_exact(&mut block[..padding]).map_err(io_error)?;
+        if block[..padding].iter().any(|&b| b != 0) {
             return Err(ArchiveError::invalid(format!(
-                "entry {path:?} is truncated"
+                "entry {n} is followed by non-zero padding"
             )));
         }
-        if files.insert(path.clone(), data).is_some() {
-            return Err(ArchiveError::invalid(format!(
-                "entry {path:?} appears twice"
-            )));
+        let digest = format!("sha256:{}", crate::digest::hex(&hasher.finalize()))
+            .parse()
+            .expect("a SHA-256 digest in its canonical form");
+        entries.push(Entry {
+            path,
+            size,
+            digest,
+            data,
+        });
+    }
+    // The end: a second zero block, then nothing (the writer adds no record padding).
+    stream.read_exact(&mut block).map_err(io_error)?;
+    if block != [0u8; BLOCK] {
+        return Err(ArchiveError::invalid(
+            "the end-of-archive marker is not two zero blocks (data after a single zero block)",
+        ));
+    }
+    let mut probe = [0u8; 1];
+    match stream.read(&mut probe) {
+        Ok(0) => {}
+        Ok(_) => {
+            return Err(ArchiveError::invalid(
+                "data follows the end-of-archive blocks",
+            ))
         }
+        Err(e) => return Err(io_error(e)),
     }
-    Ok(files)
-}
-
-fn describe(kind: tar::EntryType) -> &'static str {
-    match kind {
-        tar::EntryType::Symlink => "a symbolic link",
-        tar::EntryType::Link => "a hard link",
-        tar::EntryType::Directory => "a directory",
-        tar::EntryType::Char | tar::EntryType::Block => "a device",
-        tar::EntryType::Fifo => "a FIFO",
-        tar::EntryType::XHeader | tar::EntryType::XGlobalHeader => "a pax extension header",
-        tar::EntryType::GNULongName | tar::EntryType::GNULongLink => "a GNU long-name header",
-        _ => "an unsupported entry type",
+    if entries.is_empty() {
+        return Err(ArchiveError::invalid("the archive has no entries"));
     }
+    Ok(entries)
 }
 
 /// An entry path must be relative, `/`-separated, without `.`/`..`/empty components.
@@ -248,13 +399,14 @@ fn check_path(path: &str) -> Result<(), ArchiveError> {
         || path.starts_with('/')
         || path.contains('\\')
         || path.contains('\0')
+        || path.chars().any(char::is_control)
         || path
             .split('/')
             .any(|c| c.is_empty() || c == "." || c == "..");
     if bad {
-        Err(ArchiveError::invalid(format!(
-            "entry path {path:?} is not a plain relative path (absolute, `..`, or empty components)"
-        )))
+        Err(ArchiveError::invalid(
+            "the entry path is not a plain relative path (absolute, `..`, control characters or empty components)",
+        ))
     } else {
         Ok(())
     }
@@ -273,11 +425,31 @@ mod tests {
         .unwrap()
     }
 
+    fn read_all(bytes: &[u8], limits: ReadLimits) -> Result<Vec<Entry>, ArchiveError> {
+        read_entries(bytes, limits, |_| true)
+    }
+
+    fn gunzip(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = gzip_encoder(Vec::new());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
     #[test]
     fn round_trips_sorted_entries() {
-        let files = read(&sample(), ReadLimits::default()).unwrap();
-        assert_eq!(files.keys().collect::<Vec<_>>(), ["a/x.json", "b.json"]);
-        assert_eq!(files["a/x.json"], b"[1]");
+        let entries = read_all(&sample(), ReadLimits::default()).unwrap();
+        let paths: Vec<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["a/x.json", "b.json"]);
+        assert_eq!(entries[0].data.as_deref(), Some(&b"[1]"[..]));
+        assert_eq!(entries[0].digest, Digest::of_bytes(b"[1]"));
     }
 
     #[test]
@@ -287,100 +459,173 @@ mod tests {
         let gz = sample();
         assert_eq!(&gz[..4], &[0x1f, 0x8b, 8, 0]);
         assert_eq!(&gz[4..8], &[0, 0, 0, 0]);
-    }
-
-    fn raw_tar(path: &[u8], kind: tar::EntryType, data: &[u8], link: Option<&str>) -> Vec<u8> {
-        let mut header = tar::Header::new_gnu();
-        {
-            let name = &mut header.as_old_mut().name;
-            name[..path.len()].copy_from_slice(path);
-        }
-        header.set_entry_type(kind);
-        header.set_size(data.len() as u64);
-        header.set_mode(0o644);
-        if let Some(l) = link {
-            header.set_link_name(l).unwrap();
-        }
-        header.set_cksum();
-        let mut b = tar::Builder::new(Vec::new());
-        b.append(&header, data).unwrap();
-        let tar = b.into_inner().unwrap();
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        gz.write_all(&tar).unwrap();
-        gz.finish().unwrap()
+        assert_eq!(gz[..10], canonical_gzip_header());
     }
 
     #[test]
-    fn refuses_hostile_entries() {
-        let cases = [
-            raw_tar(b"../evil.json", tar::EntryType::Regular, b"{}", None),
-            raw_tar(b"/etc/evil", tar::EntryType::Regular, b"{}", None),
-            raw_tar(b"a/./b", tar::EntryType::Regular, b"{}", None),
-            raw_tar(b"link", tar::EntryType::Symlink, b"", Some("/etc/passwd")),
-            raw_tar(b"hard", tar::EntryType::Link, b"", Some("manifest.json")),
-            raw_tar(b"dir/", tar::EntryType::Directory, b"", None),
-        ];
-        for case in cases {
-            let e = read(&case, ReadLimits::default()).unwrap_err();
-            assert!(!e.limit, "{e:?}");
-        }
+    fn a_nonzero_mtime_is_accepted_when_every_entry_has_it() {
+        let tar = gunzip(&write(Vec::new(), [("a", &b"1"[..]), ("b", &b"2"[..])], 7).unwrap());
+        assert!(read_all(&gzip(&tar), ReadLimits::default()).is_ok());
+        // One entry with another mtime: not what the writer produces.
+        let mut mixed = tar.clone();
+        let second = 1024;
+        let mut h = tar::Header::from_byte_slice(&mixed[second..second + 512]).clone();
+        h.set_mtime(8);
+        h.set_cksum();
+        mixed[second..second + 512].copy_from_slice(h.as_bytes());
+        assert!(read_all(&gzip(&mixed), ReadLimits::default()).is_err());
     }
 
     #[test]
-    fn refuses_duplicates_truncation_and_trailing_bytes() {
-        let mut b = tar::Builder::new(Vec::new());
-        for _ in 0..2 {
-            let mut h = tar::Header::new_ustar();
-            h.set_path("same.json").unwrap();
-            h.set_size(2);
+    fn refuses_what_the_writer_never_writes() {
+        let canonical = gunzip(&sample());
+        let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+        // Data after the two zero blocks, after a single zero block, and record padding.
+        cases.push((
+            "trailing entry",
+            [canonical.clone(), canonical[..1024].to_vec()].concat(),
+        ));
+        let single = [
+            &canonical[..canonical.len() - 512],
+            &canonical[..1024],
+            &[0u8; 1024][..],
+        ]
+        .concat();
+        cases.push(("after one zero block", single));
+        cases.push(("record padding", [canonical.clone(), vec![0; 512]].concat()));
+        // Non-zero entry padding.
+        let mut pad = canonical.clone();
+        pad[512 + 10] = b'x';
+        cases.push(("padding", pad));
+        // Out of order and duplicate.
+        let swapped = [
+            &canonical[1024..2048],
+            &canonical[..1024],
+            &canonical[2048..],
+        ]
+        .concat();
+        cases.push(("order", swapped));
+        let dup = [&canonical[..1024], &canonical[..1024], &canonical[2048..]].concat();
+        cases.push(("duplicate", dup));
+        // A GNU header for the same entry.
+        let mut gnu = canonical.clone();
+        let mut h = tar::Header::new_gnu();
+        h.set_path("a/x.json").unwrap();
+        h.set_size(3);
+        h.set_mode(0o644);
+        h.set_cksum();
+        gnu[..512].copy_from_slice(h.as_bytes());
+        cases.push(("gnu header", gnu));
+        // Mode, owner and type changes.
+        for (what, f) in [
+            (
+                "mode",
+                (|h: &mut tar::Header| h.set_mode(0o755)) as fn(&mut tar::Header),
+            ),
+            ("uid", |h| h.set_uid(1)),
+            ("symlink", |h| h.set_entry_type(tar::EntryType::Symlink)),
+            ("pax", |h| h.set_entry_type(tar::EntryType::XHeader)),
+            ("directory", |h| h.set_entry_type(tar::EntryType::Directory)),
+        ] {
+            let mut t = canonical.clone();
+            let mut h = tar::Header::from_byte_slice(&t[..512]).clone();
+            f(&mut h);
             h.set_cksum();
-            b.append(&h, &b"{}"[..]).unwrap();
+            t[..512].copy_from_slice(h.as_bytes());
+            cases.push((what, t));
         }
-        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
-        gz.write_all(&b.into_inner().unwrap()).unwrap();
-        let dup = gz.finish().unwrap();
-        assert!(read(&dup, ReadLimits::default())
-            .unwrap_err()
-            .message
-            .contains("twice"));
-
+        for (what, tar) in cases {
+            let e = read_all(&gzip(&tar), ReadLimits::default()).unwrap_err();
+            assert!(!e.limit, "{what}: {e:?}");
+        }
+        // Gzip-level: a second member, a name in the header, bytes after the stream.
         let good = sample();
-        assert!(read(&good[..good.len() - 5], ReadLimits::default()).is_err());
-        let mut trailing = good.clone();
-        trailing.extend_from_slice(b"junk");
-        assert!(read(&trailing, ReadLimits::default()).is_err());
-        assert!(read(b"not gzip at all", ReadLimits::default()).is_err());
+        assert!(read_all(
+            &[good.clone(), good.clone()].concat(),
+            ReadLimits::default()
+        )
+        .is_err());
+        assert!(read_all(
+            &[good.clone(), b"junk".to_vec()].concat(),
+            ReadLimits::default()
+        )
+        .is_err());
+        let mut named = flate2::GzBuilder::new()
+            .filename("x")
+            .write(Vec::new(), Compression::new(6));
+        named.write_all(&canonical).unwrap();
+        assert!(read_all(&named.finish().unwrap(), ReadLimits::default()).is_err());
+        assert!(read_all(&good[..good.len() - 5], ReadLimits::default()).is_err());
+        assert!(read_all(b"not gzip at all", ReadLimits::default()).is_err());
+    }
+
+    #[test]
+    fn refuses_hostile_paths_and_disallowed_names() {
+        for path in ["../evil.json", "a/./b", "a//b", "a\u{1b}b"] {
+            let mut h = tar::Header::new_ustar();
+            // Bypass set_path's normalization: write the raw name.
+            h.as_ustar_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
+            h.set_size(0);
+            h.set_mode(0o644);
+            h.set_uid(0);
+            h.set_gid(0);
+            h.set_mtime(0);
+            h.set_cksum();
+            let tar = [h.as_bytes().to_vec(), vec![0; 1024]].concat();
+            assert!(
+                read_all(&gzip(&tar), ReadLimits::default()).is_err(),
+                "{path}"
+            );
+        }
+        assert!(read_entries(&sample(), ReadLimits::default(), |p| p != "b.json").is_err());
+    }
+
+    #[test]
+    fn sizes_are_checked_before_data_is_read() {
+        let limits = ReadLimits {
+            max_entry_bytes: 2,
+            ..ReadLimits::default()
+        };
+        assert!(read_all(&sample(), limits).unwrap_err().limit);
+        let mut seen = Vec::new();
+        let refused = scan(&sample(), ReadLimits::default(), |p, size| {
+            seen.push((p.to_string(), size));
+            Err(ArchiveError::limit("no"))
+        });
+        assert!(refused.is_err());
+        assert_eq!(seen, [("a/x.json".to_string(), 3)]);
+        let hashed = scan(&sample(), ReadLimits::default(), |_, _| {
+            Ok(Disposition::Hash)
+        })
+        .unwrap();
+        assert!(hashed.iter().all(|e| e.data.is_none()));
     }
 
     #[test]
     fn gzip_bombs_stop_at_the_limit() {
-        let zeros = vec![0u8; 8 * 1024 * 1024];
-        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
-        gz.write_all(&zeros).unwrap();
-        let bomb = gz.finish().unwrap();
         let limits = ReadLimits {
             max_total_bytes: 1024 * 1024,
             ..ReadLimits::default()
         };
-        assert!(read(&bomb, limits).unwrap_err().limit);
+        // Zeros end the archive at the second block: what follows is refused at once.
+        let zeros = gzip(&vec![0u8; 8 * 1024 * 1024]);
+        assert!(!read_all(&zeros, limits).unwrap_err().limit);
+        // An entry whose header claims more than the budget: refused from the header.
+        let big = header("a", 8 << 20, 0).unwrap();
+        let bomb = gzip(&[big.as_bytes().to_vec(), vec![0u8; 8 << 20]].concat());
+        assert!(read_all(&bomb, limits).unwrap_err().limit);
         // An archive of exactly the limit's size is read; one byte less is refused.
         let good = sample();
-        let size = {
-            let mut out = Vec::new();
-            flate2::read::GzDecoder::new(good.as_slice())
-                .read_to_end(&mut out)
-                .unwrap();
-            out.len() as u64
-        };
+        let size = gunzip(&good).len() as u64;
         let exact = ReadLimits {
             max_total_bytes: size,
             ..ReadLimits::default()
         };
-        assert!(read(&good, exact).is_ok());
+        assert!(read_all(&good, exact).is_ok());
         let short = ReadLimits {
             max_total_bytes: size - 1,
             ..ReadLimits::default()
         };
-        assert!(read(&good, short).unwrap_err().limit);
+        assert!(read_all(&good, short).unwrap_err().limit);
     }
 }

@@ -33,7 +33,7 @@
 
 use super::archive::{self, ReadLimits};
 use super::sign::{signing_payload, SIGNATURES};
-use super::{interface_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
+use super::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
 use crate::a2a::{Advertised, EXTENSION_URI};
 use crate::digest::Digest;
 use crate::finding::{Code, Finding, Location};
@@ -42,6 +42,8 @@ use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::jws::{self, JwsError, JwsSignature};
 use crate::keys::PublicKey;
 use crate::manifest::DEFAULT_DIALECT;
+use crate::schema::limits::Limits;
+use crate::schema::validator::{PatternCache, Validator};
 use a2a_types::{AgentExtension, AgentSkill};
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -55,6 +57,10 @@ use std::path::Path;
 const MAX_DOCUMENT_DEPTH: usize = 80;
 /// Nesting allowed in manifest.json and the card fragment (flat files).
 const MAX_MANIFEST_DEPTH: usize = 16;
+/// The largest `manifest.json` read, decided from its tar header before a byte of it is
+/// decompressed: a manifest lists a few hundred bytes per skill, so this is room for
+/// thousands of skills, and parsing it stays within a few tens of MiB whatever it holds.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// The public keys an agent trusts to sign bundles, and whether it accepts unsigned ones.
 #[derive(Debug, Clone, Default)]
@@ -134,10 +140,10 @@ pub(crate) struct LoadedSkill {
     pub(crate) skill_version: String,
     pub(crate) digest: Digest,
     pub(crate) document: Value,
-    pub(crate) input: jsonschema::Validator,
-    pub(crate) output: jsonschema::Validator,
+    pub(crate) input: Validator,
+    pub(crate) output: Validator,
     /// Supporting-record kind → validator.
-    pub(crate) records: BTreeMap<String, jsonschema::Validator>,
+    pub(crate) records: BTreeMap<String, Validator>,
 }
 
 /// A verified, loaded bundle. Build one with [`Bundle::open`] or [`Bundle::open_path`];
@@ -235,34 +241,6 @@ impl SchemaEntry {
     }
 }
 
-/// Compile one domain schema into a validator (draft 2020-12, `format` asserted, nothing
-/// ever fetched). Kept in this one place on purpose: the project's canonical schema
-/// compiler replaces it.
-fn compile(
-    schema: &Value,
-    patterns: &crate::schema::validator::PatternCache,
-) -> Result<jsonschema::Validator, String> {
-    // The same governance as at build time: a bundle from elsewhere is not trusted to
-    // have passed it. Closure first: the validator would otherwise resolve a reference
-    // to its bundled meta-schema.
-    let mut problems = crate::schema::dialect::check(schema, DEFAULT_DIALECT);
-    problems.extend(crate::schema::closure::check(schema));
-    let result = if problems.is_empty() {
-        crate::schema::validator::compile_shared(schema, patterns)
-    } else {
-        Err(problems)
-    };
-    result.map(|v| v.into_inner()).map_err(|problems| {
-        let first = &problems[0];
-        let at = first.location.pointer.as_deref().unwrap_or("");
-        format!(
-            "{} (at {})",
-            first.message,
-            if at.is_empty() { "/" } else { at }
-        )
-    })
-}
-
 fn at(path: &str) -> Location {
     Location::file(path)
 }
@@ -274,15 +252,19 @@ impl Bundle {
     }
 
     /// Read the bundle file at `path` and [`open`](Bundle::open) it. Findings about the
-    /// archive as a whole point at `path`; the others at the entry inside it.
+    /// archive as a whole point at `path`; the others at `path/entry`.
     pub fn open_path(path: &Path, trust: &TrustedKeys) -> Result<Bundle, Vec<Finding>> {
         let limits = ReadLimits::default();
         let bytes = super::read_file(path, limits.max_total_bytes).map_err(|f| vec![f])?;
         Bundle::open_with_limits(&bytes, trust, limits).map_err(|mut findings| {
+            // An entry is named `BUNDLE/entry`: clear about which bundle it is in, and
+            // never a path that leads to a same-named file in the working directory
+            // (a renderer quoting a snippet from it would quote the operator's file).
             for f in &mut findings {
-                if f.location.file.is_none() {
-                    f.location.file = Some(path.to_path_buf());
-                }
+                f.location.file = Some(match f.location.file.take() {
+                    Some(entry) => path.join(entry),
+                    None => path.to_path_buf(),
+                });
             }
             findings
         })
@@ -297,46 +279,11 @@ impl Bundle {
         let one =
             |code, message: String, location| Err(vec![Finding::new(code, message, location)]);
 
-        // 1. The archive.
-        let files = match archive::read(bytes, limits) {
-            Ok(files) => files,
-            Err(e) => {
-                let code = if e.limit {
-                    Code::ResourceLimitExceeded
-                } else {
-                    Code::BundleInvalid
-                };
-                return one(
-                    code,
-                    format!("the archive is refused: {e}"),
-                    Location::default(),
-                );
-            }
-        };
+        // 1. The archive, first pass: the canonical form is checked, every entry hashed
+        // as it streams by, and only manifest.json (bounded) kept.
+        let (manifest, entries) = read_manifest_and_digests(bytes, limits)?;
 
         // 2. The manifest.
-        let Some(manifest_bytes) = files.get(MANIFEST_PATH) else {
-            return one(
-                Code::BundleInvalid,
-                "the archive has no manifest.json".into(),
-                Location::default(),
-            );
-        };
-        let manifest = match crate::json::parse_with_depth(manifest_bytes, MAX_MANIFEST_DEPTH) {
-            Ok(v) => v,
-            Err(e) => {
-                let code = if e.limit {
-                    Code::ResourceLimitExceeded
-                } else {
-                    Code::BundleInvalid
-                };
-                return one(
-                    code,
-                    format!("manifest.json is not valid I-JSON: {}", e.message),
-                    at(MANIFEST_PATH).with_position(e.line, e.column),
-                );
-            }
-        };
         match manifest.get("format").and_then(Value::as_str) {
             Some(FORMAT) => {}
             other => {
@@ -365,12 +312,13 @@ impl Bundle {
         }
         let parsed: ManifestFile = match serde_json::from_value(manifest.clone()) {
             Ok(m) => m,
-            Err(e) => {
+            Err(_) => {
                 return one(
                     Code::BundleInvalid,
-                    format!("manifest.json does not have the shape of a bundle manifest: {e}"),
+                    // serde's message would quote the offending value: not echoed.
+                    "manifest.json does not have the shape of a bundle manifest (a member is missing, unknown, or of the wrong type)".into(),
                     at(MANIFEST_PATH),
-                )
+                );
             }
         };
 
@@ -393,13 +341,37 @@ impl Bundle {
             );
         }
 
-        // 4. Exactly the listed files, each with its digest.
-        check_file_set(&parsed, &files)?;
+        // 4. Exactly the listed files, each with its digest (from the first pass: no
+        // entry is kept before this holds).
+        let digests: BTreeMap<&str, &Digest> = entries
+            .iter()
+            .map(|e| (e.path.as_str(), &e.digest))
+            .collect();
+        check_file_set(&parsed, &digests)?;
+
+        // Second pass: the same canonical read, keeping the (now authenticated) entries.
+        let kept = archive::read_entries(bytes, limits, is_layout_path).map_err(archive_finding)?;
+        let same = kept.len() == entries.len()
+            && kept
+                .iter()
+                .zip(&entries)
+                .all(|(a, b)| a.path == b.path && a.digest == b.digest);
+        if !same {
+            return one(
+                Code::BundleInvalid,
+                "the archive read differently the second time".into(),
+                Location::default(),
+            );
+        }
+        let files: BTreeMap<String, Vec<u8>> = kept
+            .into_iter()
+            .map(|e| (e.path, e.data.unwrap_or_default()))
+            .collect();
 
         // 5 and 6. Documents and validators: each skill on its own, so in parallel (the
         // results, and so the findings, stay in manifest order).
         // One regex cache for the bundle: its validators share compiled patterns.
-        let patterns = crate::schema::validator::PatternCache::new();
+        let patterns = PatternCache::new();
         let loaded: Vec<Result<LoadedSkill, Vec<Finding>>> = parsed
             .skills
             .par_iter()
@@ -477,6 +449,84 @@ impl Bundle {
     }
 }
 
+/// `resource_limit_exceeded` when a limit refused something, else `otherwise`.
+fn limit_or(limit: bool, otherwise: Code) -> Code {
+    if limit {
+        Code::ResourceLimitExceeded
+    } else {
+        otherwise
+    }
+}
+
+fn archive_finding(e: archive::ArchiveError) -> Vec<Finding> {
+    vec![Finding::new(
+        limit_or(e.limit, Code::BundleInvalid),
+        format!("the archive is refused: {e}"),
+        Location::default(),
+    )]
+}
+
+/// The first pass over a bundle archive: the canonical form checked, only names the
+/// bundle layout allows, every entry hashed and dropped except `manifest.json`, whose
+/// size is checked from its header (at most [`MAX_MANIFEST_BYTES`]) before it is read;
+/// then the manifest parsed as I-JSON with bounded nesting. Nothing else is kept, so
+/// what an unauthenticated archive can make a reader spend is bounded by the manifest.
+fn read_manifest_and_digests(
+    bytes: &[u8],
+    limits: ReadLimits,
+) -> Result<(Value, Vec<archive::Entry>), Vec<Finding>> {
+    let mut manifest_bytes = None;
+    let entries = archive::scan(bytes, limits, |path, size| {
+        if !is_layout_path(path) {
+            return Err(archive::ArchiveError::invalid(
+                "an entry has a name the bundle layout does not allow (manifest.json, a2a/agent-card-fragment.json, interfaces/<skill_id>.json)",
+            ));
+        }
+        if path != MANIFEST_PATH {
+            return Ok(archive::Disposition::Hash);
+        }
+        if size > MAX_MANIFEST_BYTES {
+            return Err(archive::ArchiveError::limit(
+                "manifest.json is larger than the limit allows (refused from its header, before it was read)",
+            ));
+        }
+        Ok(archive::Disposition::Keep)
+    })
+    .map_err(archive_finding)?;
+    let entries: Vec<archive::Entry> = entries
+        .into_iter()
+        .map(|mut e| {
+            if e.path == MANIFEST_PATH {
+                manifest_bytes = e.data.take();
+            }
+            e
+        })
+        .collect();
+    let Some(manifest_bytes) = manifest_bytes else {
+        return Err(vec![Finding::new(
+            Code::BundleInvalid,
+            "the archive has no manifest.json",
+            Location::default(),
+        )]);
+    };
+    let manifest =
+        crate::json::parse_with_depth(&manifest_bytes, MAX_MANIFEST_DEPTH).map_err(|e| {
+            vec![Finding::new(
+                limit_or(e.limit, Code::BundleInvalid),
+                format!("manifest.json is not valid I-JSON: {}", e.message),
+                at(MANIFEST_PATH).with_position(e.line, e.column),
+            )]
+        })?;
+    Ok((manifest, entries))
+}
+
+/// Read a bundle's `manifest.json` without authenticating it, as `inspect` shows it: the
+/// archive must have the canonical form and the manifest must be I-JSON; no other entry
+/// is kept and no signature is checked.
+pub fn read_manifest(bytes: &[u8], limits: ReadLimits) -> Result<Value, Vec<Finding>> {
+    read_manifest_and_digests(bytes, limits).map(|(manifest, _)| manifest)
+}
+
 fn check_signatures(
     manifest: &Value,
     signatures: Option<&[JwsSignature]>,
@@ -529,7 +579,7 @@ fn check_signatures(
 
 fn check_file_set(
     manifest: &ManifestFile,
-    files: &BTreeMap<String, Vec<u8>>,
+    files: &BTreeMap<&str, &Digest>,
 ) -> Result<(), Vec<Finding>> {
     let mut findings = Vec::new();
     // path → (declared digest, pointer of the declaration)
@@ -582,8 +632,8 @@ fn check_file_set(
             at(MANIFEST_PATH).with_pointer("/files"),
         ));
     }
-    for path in files.keys() {
-        if path != MANIFEST_PATH && !expected.contains_key(path.as_str()) {
+    for &path in files.keys() {
+        if path != MANIFEST_PATH && !expected.contains_key(path) {
             findings.push(Finding::new(
                 Code::BundleInvalid,
                 format!("unexpected entry {path:?}: manifest.json does not list it"),
@@ -598,9 +648,8 @@ fn check_file_set(
                 format!("{path:?} is listed in manifest.json but missing from the archive"),
                 at(MANIFEST_PATH).with_pointer(pointer.clone()),
             )),
-            Some(bytes) => {
-                let actual = Digest::of_bytes(bytes);
-                if actual != **digest {
+            Some(&actual) => {
+                if actual != *digest {
                     findings.push(Finding::new(
                         Code::DigestMismatch,
                         format!(
@@ -621,19 +670,14 @@ fn check_file_set(
 
 fn load_skill(
     schema: &InterfaceSchema,
-    patterns: &crate::schema::validator::PatternCache,
+    patterns: &PatternCache,
     entry: &SkillEntry,
     bytes: &[u8],
 ) -> Result<LoadedSkill, Vec<Finding>> {
     let file = entry.file.as_str();
     let document = crate::json::parse_with_depth(bytes, MAX_DOCUMENT_DEPTH).map_err(|e| {
-        let code = if e.limit {
-            Code::ResourceLimitExceeded
-        } else {
-            Code::InterfaceInvalid
-        };
         vec![Finding::new(
-            code,
+            limit_or(e.limit, Code::InterfaceInvalid),
             format!(
                 "the Skill Interface Document is not valid I-JSON: {}",
                 e.message
@@ -743,13 +787,15 @@ fn load_skill(
         let inline = reference
             .pointer("/resolution/schema")
             .unwrap_or(&Value::Null);
-        match compile(inline, patterns) {
+        // The same governance as at build time, with the draft's default limits: a
+        // bundle from elsewhere, signed or not, is not trusted to have passed it.
+        match crate::schema::govern(inline, dialect, &Limits::default(), patterns) {
             Ok(v) => compiled.push(v),
-            Err(e) => findings.push(Finding::new(
-                Code::InterfaceInvalid,
-                format!("the inline schema does not compile: {e}"),
-                at(file).with_pointer(format!("{pointer}/resolution/schema")),
-            )),
+            Err(problems) => findings.extend(problems.into_iter().map(|mut f| {
+                let inner = f.location.pointer.take().unwrap_or_default();
+                f.location = at(file).with_pointer(format!("{pointer}/resolution/schema{inner}"));
+                f
+            })),
         }
     }
     if !findings.is_empty() {
@@ -943,16 +989,5 @@ mod tests {
         assert!(TrustedKeys::new(Vec::new())
             .and_allow_unsigned()
             .allows_unsigned());
-    }
-
-    #[test]
-    fn compile_refuses_external_references() {
-        let patterns = crate::schema::validator::PatternCache::new();
-        assert!(compile(&serde_json::json!({"type": "object"}), &patterns).is_ok());
-        assert!(compile(
-            &serde_json::json!({"$ref": "https://example.com/x.json"}),
-            &patterns
-        )
-        .is_err());
     }
 }

@@ -31,6 +31,18 @@ pub fn interface_path(skill_id: &str) -> String {
     format!("interfaces/{skill_id}.json")
 }
 
+/// Whether `path` is a name the bundle layout allows inside the archive: the manifest,
+/// the card fragment, or an interface document named like a skill_id that can become a
+/// file name. The loader refuses any other entry before reading its data.
+pub fn is_layout_path(path: &str) -> bool {
+    if path == MANIFEST_PATH || path == CARD_FRAGMENT_PATH {
+        return true;
+    }
+    path.strip_prefix("interfaces/")
+        .and_then(|rest| rest.strip_suffix(".json"))
+        .is_some_and(crate::manifest::is_safe_name)
+}
+
 /// The name of this tool as recorded in manifests.
 pub fn generator() -> String {
     format!("skillbundle {}", env!("CARGO_PKG_VERSION"))
@@ -146,42 +158,26 @@ pub fn contents(
     Contents { files, manifest }
 }
 
-/// Read a bundle file into memory, refusing one larger than `max_bytes` without reading
-/// it whole: the length is checked first, and the read itself stops one byte past the
-/// limit (a file growing meanwhile). A path that leads to anything but a regular file
-/// (`/dev/zero`, a FIFO) is refused: reading it could block or never end.
+/// Read a bundle file into memory (see [`crate::operator_file`]): anything but a
+/// regular file (`/dev/zero`, a FIFO) is `path_invalid` before a byte is read, one
+/// larger than `max_bytes` is `resource_limit_exceeded`.
 pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Finding> {
-    use std::io::Read;
-    let too_big = || {
-        Finding::at_file(
+    use crate::operator_file::{read, ReadError};
+    read(path, max_bytes).map_err(|e| match e {
+        ReadError::NotRegular => Finding::at_file(
+            Code::PathInvalid,
+            "not a regular file: a bundle is read from a file, never from a device or a pipe",
+            path,
+        ),
+        ReadError::TooLarge => Finding::at_file(
             Code::ResourceLimitExceeded,
             "the bundle file is larger than the size limit",
             path,
-        )
-    };
-    let io = |e: std::io::Error| {
-        Finding::at_file(Code::Io, format!("cannot read the bundle: {e}"), path)
-    };
-    let file = std::fs::File::open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(Finding::at_file(
-            Code::BundleInvalid,
-            "not a regular file: a bundle is read from a file, never from a device or a pipe",
-            path,
-        ));
-    }
-    if meta.len() > max_bytes {
-        return Err(too_big());
-    }
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_big());
-    }
-    Ok(bytes)
+        ),
+        ReadError::Io(e) => {
+            Finding::at_file(Code::Io, format!("cannot read the bundle: {e}"), path)
+        }
+    })
 }
 
 /// Write `files` as a `.tar.gz` at `dest` atomically: into a temporary file in the same

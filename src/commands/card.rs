@@ -74,8 +74,7 @@ fn fail(format: Format, findings: Vec<Finding>, what: &str) -> ExitCode {
 
 /// Read a JSON file strictly, keeping its bytes for locating pointers.
 fn read(path: &Path) -> Result<(Value, Vec<u8>), Finding> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
+    let bytes = super::read_operator_file(path)?;
     let value = skillbundle::json::parse(&bytes).map_err(|e| e.into_finding(path))?;
     Ok((value, bytes))
 }

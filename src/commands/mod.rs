@@ -183,9 +183,22 @@ pub fn unverified_warning(bundle: &Bundle) -> Option<String> {
 
 /// Read a JSON file strictly; a finding (exit 2 for I/O, 1 for bad JSON) otherwise.
 pub fn read_json(path: &Path) -> Result<serde_json::Value, Finding> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path))?;
+    let bytes = read_operator_file(path)?;
     skillbundle::json::parse(&bytes).map_err(|e| e.into_finding(path))
+}
+
+/// The bytes of a file the operator named: see [`read_json`].
+pub fn read_operator_file(path: &Path) -> Result<Vec<u8>, Finding> {
+    use skillbundle::operator_file::ReadError;
+    // A file the operator named (a request, a result, a record, a base card): a regular
+    // file only, at most the example size limit.
+    let max = skillbundle::schema::limits::Limits::default().max_example_bytes;
+    let bytes = skillbundle::operator_file::read(path, max).map_err(|e| match e {
+        ReadError::NotRegular => Finding::at_file(Code::PathInvalid, e.to_string(), path),
+        ReadError::TooLarge => Finding::at_file(Code::ResourceLimitExceeded, e.to_string(), path),
+        ReadError::Io(e) => Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path),
+    })?;
+    Ok(bytes)
 }
 
 /// "1 skill", "3 skills".

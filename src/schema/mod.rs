@@ -8,18 +8,21 @@
 //! carries only a JSON Pointer into that value, for the caller to map to file, line and
 //! column.
 //!
-//! Order matters for hostile input. A caller checks a schema with
-//! [`limits::check_schema`] first, then [`dialect::check`], [`closure::check`] and
-//! [`validator::compile`] (which validates against the meta-schema before compiling).
-//! The limit, dialect and closure walks are iterative and safe on any nesting; compiling
-//! and meta-validating recurse, so [`validator`] refuses values nested deeper than
-//! [`validator::MAX_NESTING`] on its own.
+//! Order matters for hostile input, so callers do not run the checks themselves:
+//! [`govern`] is the only way a schema is compiled — [`limits::check_schema`] first,
+//! then [`dialect::check`], [`closure::check`] and [`validator::compile_shared`] (which
+//! validates against the meta-schema). The limit, dialect and closure walks are
+//! iterative and safe on any nesting; compiling and meta-validating recurse, so
+//! [`validator`] refuses values nested deeper than [`validator::MAX_NESTING`] on its own.
 
 pub mod closure;
 pub mod dialect;
+pub mod governance;
 pub mod limits;
 pub mod validator;
 pub(crate) mod walk;
+
+pub use governance::govern;
 
 /// The JSON Schema dialect interface version 1.0 supports (its meta-schema URI).
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -154,9 +154,18 @@ fn compile_finding(error: &ValidationError<'_>) -> Finding {
 }
 
 impl Validator {
-    /// The underlying jsonschema validator, for callers that need its error kinds.
-    pub(crate) fn into_inner(self) -> jsonschema::Validator {
-        self.inner
+    /// Every error of `instance`, as the underlying jsonschema errors (for callers that
+    /// need their kinds), or — for an instance nested deeper than [`MAX_NESTING`], which
+    /// is never evaluated (the validator recurses along it) — the pointer to the first
+    /// value beyond that depth.
+    pub(crate) fn evaluate<'i>(
+        &'i self,
+        instance: &'i Value,
+    ) -> Result<jsonschema::ErrorIterator<'i>, String> {
+        match first_beyond_depth(instance, MAX_NESTING) {
+            Some(at) => Err(at),
+            None => Ok(self.inner.iter_errors(instance)),
+        }
     }
 
     /// Every reason `instance` is invalid; empty when it is valid. An instance nested

@@ -107,6 +107,12 @@ pub const ERC: &str = "skills/evaluate_resource_condition";
 /// no test has to compress a gigabyte. The trailer's CRC is not that of the output: a
 /// reader with a size limit stops long before it would check it.
 pub fn gzip_bomb(bytes: u64) -> Vec<u8> {
+    gzip_bomb_after(&[], bytes)
+}
+
+/// [`gzip_bomb`] whose output starts with `prefix` (as literals), then a zero and the
+/// zeros: a tar header declaring a huge entry, then that entry's "data".
+pub fn gzip_bomb_after(prefix: &[u8], bytes: u64) -> Vec<u8> {
     struct Bits {
         out: Vec<u8>,
         acc: u64,
@@ -139,6 +145,14 @@ pub fn gzip_bomb(bytes: u64) -> Vec<u8> {
     };
     b.put(1, 1); // final block
     b.put(1, 2); // fixed Huffman codes
+    for &byte in prefix {
+        // Fixed Huffman literal codes: 0..=143 in 8 bits, 144..=255 in 9.
+        if byte < 144 {
+            b.code(0b0011_0000 + u64::from(byte), 8);
+        } else {
+            b.code(0b1_1001_0000 + u64::from(byte - 144), 9);
+        }
+    }
     b.code(0b0011_0000, 8); // literal 0
     for _ in 0..bytes.div_ceil(258) {
         b.code(0b1100_0101, 8); // length code 285: 258 bytes
@@ -162,3 +176,5 @@ pub fn example_bundle() -> skillbundle::bundle::Bundle {
     let trust = skillbundle::bundle::TrustedKeys::new(vec![]).and_allow_unsigned();
     skillbundle::bundle::Bundle::open_path(&path, &trust).unwrap()
 }
+
+pub mod crafted;
