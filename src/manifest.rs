@@ -29,6 +29,9 @@ pub struct WorkspaceManifest {
     /// A base A2A AgentCard (JSON object) that `card` output merges into.
     #[serde(default)]
     pub agent_card: Option<serde_json::Value>,
+    /// The strict schema lint's settings (`lint: {allow_keywords: [...]}`).
+    #[serde(default)]
+    pub lint: crate::schema::lint::Config,
 }
 
 /// The bundle's name and version, which name the archive `<name>-<version>.tar.gz`.

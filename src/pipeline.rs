@@ -15,7 +15,7 @@ use crate::finding::{self, Code, Finding, Location};
 use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
-use crate::schema::{closure, dialect, limits, validator};
+use crate::schema::{closure, dialect, limits, lint, validator};
 use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -54,8 +54,9 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// No finding fails the run (warnings alone do not).
     pub fn ok(&self) -> bool {
-        self.findings.is_empty()
+        !finding::any_error(&self.findings)
     }
 }
 
@@ -219,7 +220,16 @@ fn check_skill(
     let mut loaded = Vec::new();
     let mut validators = Vec::new();
     for (role, kind, source, field) in sources {
-        match load_schema(ws, &skill, patterns, role, kind, &source, &field) {
+        match load_schema(
+            ws,
+            &skill,
+            patterns,
+            role,
+            kind,
+            &source,
+            &field,
+            &mut findings,
+        ) {
             Ok((l, v)) => {
                 loaded.push(l);
                 validators.push(v);
@@ -227,7 +237,7 @@ fn check_skill(
             Err(mut f) => findings.append(&mut f),
         }
     }
-    if !findings.is_empty() {
+    if finding::any_error(&findings) {
         return (None, findings);
     }
     findings.extend(run_examples(ws, &skill, &loaded, &validators));
@@ -249,7 +259,7 @@ fn check_skill(
             at_manifest(),
         ));
     }
-    if !findings.is_empty() {
+    if finding::any_error(&findings) {
         return (None, findings);
     }
     (
@@ -263,6 +273,8 @@ fn check_skill(
 }
 
 /// Read one role's schema, run the per-schema checks on it and compile its validator.
+/// The lint's warnings go to `warnings`; its errors fail the schema like any other.
+#[allow(clippy::too_many_arguments)]
 fn load_schema(
     ws: &Workspace,
     skill: &SkillSource,
@@ -271,6 +283,7 @@ fn load_schema(
     kind: Option<String>,
     source: &SchemaSource,
     field: &str,
+    warnings: &mut Vec<Finding>,
 ) -> Result<(LoadedSchema, validator::Validator), Vec<Finding>> {
     let (real, display) =
         workspace::resolve_schema_path(ws, skill, source, field).map_err(|f| vec![f])?;
@@ -315,6 +328,12 @@ fn load_schema(
         return Err(locate(problems));
     }
     let validator = validator::compile_shared(&value, patterns).map_err(locate)?;
+    // The strict lint (authoring only: an agent loading a bundle does not apply it).
+    let linted = locate(lint::check(&value, &ws.manifest.lint));
+    if finding::any_error(&linted) {
+        return Err(linted);
+    }
+    warnings.extend(linted);
     let reference = SchemaReference::new(
         role,
         kind,

@@ -3,7 +3,7 @@
 use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet};
 use serde_json::Value;
 use skillbundle::condition::ErrorObject;
-use skillbundle::finding::Finding;
+use skillbundle::finding::{Finding, Severity};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -70,7 +70,11 @@ pub fn human(f: &Finding, styled: bool) -> String {
         .zip(f.location.line.zip(f.location.column))
         .and_then(|(file, (line, col))| source_line(file, line, col).map(|s| (file, line, s)));
     let mut notes: Vec<String> = Vec::new();
-    let mut group = Group::with_title(Level::ERROR.primary_title(title).id(f.code.as_str()));
+    let level = match f.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let mut group = Group::with_title(level.primary_title(title).id(f.code.as_str()));
     match &source {
         Some((file, line, (text, span))) => {
             let mut annotation = AnnotationKind::Primary.span(span.clone());
@@ -159,9 +163,10 @@ fn source_line(
     Some((line_text.clone(), start..start + len))
 }
 
-/// The exit status for a set of findings: 0 none, 2 any I/O problem, 1 otherwise.
+/// The exit status for a set of findings: 0 no error (warnings do not count), 2 any
+/// I/O problem, 1 otherwise.
 pub fn status(findings: &[Finding]) -> ExitCode {
-    if findings.is_empty() {
+    if !skillbundle::finding::any_error(findings) {
         ExitCode::SUCCESS
     } else if findings.iter().any(|f| f.code.is_usage_or_io()) {
         ExitCode::from(2)
@@ -189,6 +194,7 @@ pub fn report_with(
     success: impl FnOnce() -> Vec<String>,
     outcome: &str,
 ) -> ExitCode {
+    let failed = skillbundle::finding::any_error(findings);
     match format {
         Format::Json => print_json(doc),
         Format::Sarif => print_json(&sarif(findings)),
@@ -197,25 +203,29 @@ pub fn report_with(
             for f in findings {
                 let _ = writeln!(out, "{}", github(f));
             }
-            if findings.is_empty() {
+            if !failed {
                 for line in success() {
                     let _ = writeln!(out, "{line}");
                 }
             }
         }
         Format::Human => {
-            if findings.is_empty() {
+            let styled = use_color();
+            if !failed {
+                let mut err = std::io::stderr().lock();
+                for f in findings {
+                    let _ = writeln!(err, "{}\n", human(f, styled));
+                }
                 let mut out = std::io::stdout().lock();
                 for line in success() {
                     let _ = writeln!(out, "{line}");
                 }
             } else {
-                let styled = use_color();
                 let mut err = std::io::stderr().lock();
                 for f in findings {
                     let _ = writeln!(err, "{}\n", human(f, styled));
                 }
-                let n = findings.len();
+                let n = findings.iter().filter(|f| f.is_error()).count();
                 let _ = writeln!(
                     err,
                     "{n} problem{} found; {outcome}",
@@ -291,7 +301,8 @@ pub fn github(f: &Finding) -> String {
         message.push_str(&format!("\nhelp: {h}"));
     }
     format!(
-        "::error {}::{}",
+        "::{} {}::{}",
+        f.severity.as_str(),
         props.join(","),
         gh_escape(&visible(&message), false)
     )
@@ -318,7 +329,7 @@ pub fn sarif(findings: &[Finding]) -> Value {
             let mut result = serde_json::json!({
                 "ruleId": f.code.as_str(),
                 "ruleIndex": codes.iter().position(|c| *c == f.code),
-                "level": "error",
+                "level": f.severity.as_str(),
                 "message": {"text": match &f.help {
                     Some(h) => format!("{} (help: {h})", f.message),
                     None => f.message.clone(),

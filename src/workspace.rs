@@ -260,20 +260,25 @@ pub struct SourceFile {
     pub display: PathBuf,
     /// The raw bytes (for mapping pointers to positions).
     pub bytes: Arc<Vec<u8>>,
-    /// Authored as YAML (positions are then not mapped).
+    /// Authored as YAML (positions are mapped through the YAML parser).
     pub yaml: bool,
 }
 
 impl SourceFile {
     /// A location for `pointer` inside this file, with line and column when known.
     pub fn locate(&self, pointer: &str) -> Location {
-        let mut loc = Location::file(&self.display).with_pointer(pointer);
-        if !self.yaml {
-            if let Some((line, column)) = crate::json::locate(&self.bytes, pointer) {
-                loc = loc.with_position(line, column);
-            }
+        let loc = Location::file(&self.display).with_pointer(pointer);
+        let position = if self.yaml {
+            std::str::from_utf8(&self.bytes)
+                .ok()
+                .and_then(|text| crate::yaml::locate(text, pointer))
+        } else {
+            crate::json::locate(&self.bytes, pointer)
+        };
+        match position {
+            Some((line, column)) => loc.with_position(line, column),
+            None => loc,
         }
-        loc
     }
 }
 

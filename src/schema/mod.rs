@@ -18,6 +18,7 @@
 pub mod closure;
 pub mod dialect;
 pub mod limits;
+pub mod lint;
 pub mod validator;
 pub(crate) mod walk;
 
