@@ -174,10 +174,10 @@ impl Code {
                 "a schema keyword the dialect does not define (allow it in lint.allow_keywords)"
             }
             Code::RequiredUndeclared => {
-                "a closed schema requires a property no `properties` entry declares"
+                "a closed schema requires a property no properties entry declares"
             }
             Code::KeywordInapplicable => {
-                "a keyword that cannot apply under the schema's `type` (warning)"
+                "a keyword that cannot apply under the schema's type (a warning: the run still passes)"
             }
         }
     }

@@ -46,7 +46,7 @@ pub fn scaffold(skill_id: &str, bundle_name: &str) -> Vec<(PathBuf, String)> {
     let files: Vec<(String, String)> = vec![
         (
             ".gitignore".into(),
-            "# bundles written by `skillbundle build`\ndist/\n".into(),
+            "# bundles written by `skillbundle build`\ndist/\n# signing keys (`skillbundle keygen`): never commit a private key\n*.key\n".into(),
         ),
         (
             "skillbundle.yaml".into(),

@@ -32,6 +32,9 @@ pub struct WorkspaceManifest {
     /// The strict schema lint's settings (`lint: {allow_keywords: [...]}`).
     #[serde(default)]
     pub lint: crate::schema::lint::Config,
+    /// A skill without any example is an error (default: examples are optional).
+    #[serde(default)]
+    pub require_examples: bool,
 }
 
 /// The bundle's name and version, which name the archive `<name>-<version>.tar.gz`.

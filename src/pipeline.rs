@@ -365,6 +365,16 @@ fn run_examples(
         .filter_map(|l| l.reference.kind.as_deref())
         .collect();
     let (found, mut findings) = examples::discover(&skill.dir, &kinds);
+    if found.is_empty() && ws.manifest.require_examples {
+        findings.push(
+            Finding::at_file(
+                Code::FixtureFailed,
+                "the skill has no examples, and skillbundle.yaml sets require_examples: true",
+                &skill.dir.join("examples"),
+            )
+            .with_help("add at least one example, such as examples/input/valid/<name>.json"),
+        );
+    }
     let limits = &ws.manifest.limits;
     for example in &found {
         let schema = loaded

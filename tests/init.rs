@@ -14,7 +14,7 @@ fn a_new_workspace_checks_and_builds() {
     assert!(ws.join("skills/probe_path/skill.yaml").is_file());
     assert_eq!(
         read(&ws.join(".gitignore")),
-        "# bundles written by `skillbundle build`\ndist/\n"
+        "# bundles written by `skillbundle build`\ndist/\n# signing keys (`skillbundle keygen`): never commit a private key\n*.key\n"
     );
     let checked = run(&["check", "fresh"], dir.path());
     assert_eq!(checked.status, 0, "{}{}", checked.stdout, checked.stderr);
