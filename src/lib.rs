@@ -36,6 +36,7 @@ pub mod manifest;
 pub mod pipeline;
 pub mod pointer;
 pub mod schema;
+pub mod shared_schemas;
 pub mod version;
 pub mod workspace;
 pub mod yaml;

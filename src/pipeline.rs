@@ -16,6 +16,7 @@ use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
 use crate::schema::{closure, dialect, limits, lint, validator};
+use crate::shared_schemas;
 use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -146,6 +147,8 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     findings.extend(evolution::check(&workspace, &skills, options));
     skills.sort_by(|a, b| a.interface.skill_id.cmp(&b.interface.skill_id));
     finding::sort(&mut findings);
+    // A shared schema embedded by several skills reports its problems once.
+    findings.dedup();
     Checked {
         workspace: Some(workspace),
         skills,
@@ -288,9 +291,12 @@ fn load_schema(
     let (real, display) =
         workspace::resolve_schema_path(ws, skill, source, field).map_err(|f| vec![f])?;
     let limits = &ws.manifest.limits;
-    let (value, file) =
+    let (mut value, file) =
         workspace::read_value(&real, &display, limits.max_schema_bytes, limits.max_depth)
             .map_err(|f| vec![f])?;
+    // Shared schemas (file `$ref`s inside the workspace) are embedded before any check,
+    // so every check and the digest see the inline result.
+    let shared = shared_schemas::embed(&mut value, &file, &real, &ws.root, limits)?;
     let dialect = source
         .dialect
         .clone()
@@ -311,7 +317,7 @@ fn load_schema(
             .map(|mut f| {
                 let pointer = f.location.pointer.take();
                 f.location = match pointer {
-                    Some(p) => file.locate(&p),
+                    Some(p) => shared.locate(&p).unwrap_or_else(|| file.locate(&p)),
                     None => Location::file(&skill.manifest_path),
                 };
                 f
