@@ -94,6 +94,11 @@ fn convert(e: Error) -> YamlError {
     if let Some(i) = message.find(" at line ") {
         message.truncate(i);
     }
+    // The library's advice names its own options; say what the author can change.
+    if let Some(i) = message.find(", set DuplicateKeyPolicy in Options") {
+        message.truncate(i);
+        message.push_str(": a key may appear only once in a mapping; remove or rename one");
+    }
     YamlError {
         message,
         line: loc.map(|l| l.line() as usize).filter(|&l| l > 0),
