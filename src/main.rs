@@ -75,7 +75,7 @@ enum Command {
         after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic.   skillbundle build . --locked                       in CI: the committed lock must already record this release\n  skillbundle build . --previous dist/old.tar.gz     also check against a published bundle\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged. New schema and skill versions are then recorded in skillbundle.lock (append-only)."
     )]
     Build {
-        /// The workspace directory (holds skillbundle.yaml).
+        /// The workspace directory (holds skillbundle.yaml; searched for upward from here).
         #[arg(default_value = ".")]
         workspace: PathBuf,
         /// Where to write `<name>-<version>.tar.gz` [default: WORKSPACE/dist].
@@ -97,7 +97,7 @@ enum Command {
         after_help = "Examples:\n  skillbundle check example-skills\n  skillbundle check . --previous releases/net-skills-1.4.0.tar.gz\n\nThe release rules compare the workspace with skillbundle.lock (and the --previous bundle): a published version never changes, new versions are higher, and a breaking change needs a MAJOR step."
     )]
     Check {
-        /// The workspace directory (holds skillbundle.yaml).
+        /// The workspace directory (holds skillbundle.yaml; searched for upward from here).
         #[arg(default_value = ".")]
         workspace: PathBuf,
         /// A previously published bundle: its versions are checked like the lock's.
@@ -247,6 +247,7 @@ fn main() -> ExitCode {
                 locked,
                 ignore_ledger: false,
             };
+            let workspace = skillbundle::workspace::find_root(&workspace).unwrap_or(workspace);
             build(format, &workspace, out, sign_key, ledger)
         }
         Command::Check {
@@ -257,6 +258,7 @@ fn main() -> ExitCode {
                 previous,
                 ..evolution::Options::default()
             };
+            let workspace = skillbundle::workspace::find_root(&workspace).unwrap_or(workspace);
             check(format, &workspace, &ledger)
         }
         Command::Diff { old, new } => diff(format, &old, &new),

@@ -118,6 +118,25 @@ impl Workspace {
     }
 }
 
+/// The workspace `start` is in: `start` itself when it holds a `skillbundle.yaml`,
+/// otherwise the nearest ancestor that does (as `start/..`, `start/../..`, so findings
+/// keep naming files relative to where the tool runs). `None` when no ancestor has one.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    let mut candidate = start.to_path_buf();
+    let levels = start.canonicalize().ok()?.ancestors().count();
+    for _ in 0..levels {
+        if candidate.join(WORKSPACE_FILE).is_file() {
+            return Some(candidate);
+        }
+        candidate = if candidate == Path::new(".") {
+            PathBuf::from("..")
+        } else {
+            candidate.join("..")
+        };
+    }
+    None
+}
+
 /// The workspace's files, summed without following links and skipping build output
 /// (`dist/`) and version-control folders, must stay within the configured bound.
 fn exceeds_size(root: &Path, max: u64) -> Option<Finding> {
