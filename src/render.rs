@@ -21,6 +21,17 @@ pub enum Format {
     Sarif,
 }
 
+/// `--quiet`: report only findings that fail the run.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Print a JSON document on stdout.
 pub fn print_json(doc: &Value) {
     let mut out = std::io::stdout().lock();
@@ -195,15 +206,17 @@ pub fn report_with(
     outcome: &str,
 ) -> ExitCode {
     let failed = skillbundle::finding::any_error(findings);
+    let quiet = quiet();
+    let shown: Vec<&Finding> = findings.iter().filter(|f| !quiet || f.is_error()).collect();
     match format {
         Format::Json => print_json(doc),
         Format::Sarif => print_json(&sarif(findings)),
         Format::Github => {
             let mut out = std::io::stdout().lock();
-            for f in findings {
+            for f in &shown {
                 let _ = writeln!(out, "{}", github(f));
             }
-            if !failed {
+            if !failed && !quiet {
                 for line in success() {
                     let _ = writeln!(out, "{line}");
                 }
@@ -213,16 +226,17 @@ pub fn report_with(
             let styled = use_color();
             if !failed {
                 let mut err = std::io::stderr().lock();
-                for f in findings {
+                for f in &shown {
                     let _ = writeln!(err, "{}\n", human(f, styled));
                 }
                 let mut out = std::io::stdout().lock();
-                for line in success() {
+                let lines = if quiet { Vec::new() } else { success() };
+                for line in lines {
                     let _ = writeln!(out, "{line}");
                 }
             } else {
                 let mut err = std::io::stderr().lock();
-                for f in findings {
+                for f in &shown {
                     let _ = writeln!(err, "{}\n", human(f, styled));
                 }
                 let n = findings.iter().filter(|f| f.is_error()).count();
@@ -239,7 +253,7 @@ pub fn report_with(
 
 /// Print a warning for people on stderr (in JSON output, warnings go in the document).
 pub fn warn(format: Format, message: &str) {
-    if format == Format::Human {
+    if format == Format::Human && !quiet() {
         let _ = writeln!(std::io::stderr().lock(), "warning: {}", visible(message));
     }
 }
