@@ -47,3 +47,28 @@ fn init_refuses_a_reserved_or_unsafe_skill_id() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn init_inside_a_workspace_adds_a_skill_named_for_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run(&["init", "ws"], dir.path()).status, 0);
+    let ws = dir.path().join("ws");
+    let before = read(&ws.join("skillbundle.yaml"));
+    let added = run(&["init", ".", "--skill", "trace_route"], &ws);
+    assert_eq!(added.status, 0, "{}", added.stderr);
+    assert!(
+        added.stdout.starts_with(
+            "added skill trace_route to the workspace in .:\n  ./skills/trace_route/skill.yaml\n"
+        ),
+        "{}",
+        added.stdout
+    );
+    assert_eq!(read(&ws.join("skillbundle.yaml")), before);
+    let manifest = read(&ws.join("skills/trace_route/skill.yaml"));
+    assert!(manifest.contains("  name: Trace route\n"), "{manifest}");
+    let checked = run(&["check", "."], &ws);
+    assert_eq!(checked.status, 0, "{}{}", checked.stdout, checked.stderr);
+    assert!(checked
+        .stdout
+        .starts_with("checked 2 skills: all checks passed"));
+}
