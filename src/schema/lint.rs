@@ -19,7 +19,7 @@
 //! Findings carry a JSON Pointer only (see [`crate::schema`]); messages name keywords
 //! of the dialect, never a name or value from the schema.
 
-use super::walk::SchemaTree;
+use super::walk::{SchemaTree, IN_PLACE};
 use crate::finding::{Code, Finding, Location};
 use crate::pointer;
 use serde::Deserialize;
@@ -158,21 +158,6 @@ const TYPED: &[(&[&str], &[&str])] = &[
     ),
 ];
 
-/// Keywords that apply a subschema to the same instance: under
-/// `unevaluatedProperties: false`, any of them may declare a property.
-const IN_PLACE: &[&str] = &[
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "$ref",
-    "$dynamicRef",
-    "dependentSchemas",
-];
-
 /// Lint `schema`. Findings carry a pointer into `schema` and no file.
 pub fn check(schema: &Value, config: &Config) -> Vec<Finding> {
     let tree = SchemaTree::new(schema);
@@ -266,6 +251,7 @@ fn undeclared_required(map: &Map<String, Value>) -> Vec<usize> {
         return Vec::new();
     };
     let closed_here = map.get("additionalProperties") == Some(&Value::Bool(false));
+    // Under `unevaluatedProperties: false`, an in-place applicator may declare it.
     let closed_unevaluated = map.get("unevaluatedProperties") == Some(&Value::Bool(false))
         && !IN_PLACE.iter().any(|k| map.contains_key(*k));
     if !(closed_here || closed_unevaluated) {

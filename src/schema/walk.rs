@@ -40,6 +40,21 @@ pub(crate) const OBJECT: &[&str] = &[
     "properties",
 ];
 
+/// In-place applicators: keywords that apply a subschema to the same instance, so what
+/// they evaluate counts for the `unevaluated*` keywords of their parent.
+pub(crate) const IN_PLACE: &[&str] = &[
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$ref",
+    "$dynamicRef",
+    "dependentSchemas",
+];
+
 /// How a node is reached from its parent.
 #[derive(Debug, Clone)]
 enum Step<'a> {
