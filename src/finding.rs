@@ -62,6 +62,12 @@ pub enum Code {
     CardInvalid,
     /// A file could not be read or written (exit status 2).
     Io,
+    /// A schema uses a keyword the dialect does not define (strict lint).
+    UnknownKeyword,
+    /// A closed schema requires a property it never declares (strict lint).
+    RequiredUndeclared,
+    /// A keyword cannot apply to any instance the schema's `type` admits (a warning).
+    KeywordInapplicable,
 }
 
 impl Code {
@@ -91,6 +97,9 @@ impl Code {
         Code::InterfaceInvalid,
         Code::CardInvalid,
         Code::Io,
+        Code::UnknownKeyword,
+        Code::RequiredUndeclared,
+        Code::KeywordInapplicable,
     ];
 
     /// The stable wire name.
@@ -120,6 +129,9 @@ impl Code {
             Code::InterfaceInvalid => "interface_invalid",
             Code::CardInvalid => "card_invalid",
             Code::Io => "io_error",
+            Code::UnknownKeyword => "unknown_keyword",
+            Code::RequiredUndeclared => "required_undeclared",
+            Code::KeywordInapplicable => "keyword_inapplicable",
         }
     }
 
@@ -158,6 +170,15 @@ impl Code {
                 "skillbundle.lock is malformed, or an entry is inconsistent or duplicated"
             }
             Code::Io => "a file could not be read or written (exit status 2)",
+            Code::UnknownKeyword => {
+                "a schema keyword the dialect does not define (allow it in lint.allow_keywords)"
+            }
+            Code::RequiredUndeclared => {
+                "a closed schema requires a property no properties entry declares"
+            }
+            Code::KeywordInapplicable => {
+                "a keyword that cannot apply under the schema's type (a warning: the run still passes)"
+            }
         }
     }
 
@@ -183,6 +204,36 @@ impl Code {
     /// failed check on the input (exit status 1).
     pub fn is_usage_or_io(self) -> bool {
         matches!(self, Code::Io)
+    }
+
+    /// How serious a finding with this code is: every code is an error except the
+    /// lint's advice, which never fails a run.
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::KeywordInapplicable => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+}
+
+/// Whether a finding fails the run (error) or is advice that does not (warning).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+
+    fn is_error(&self) -> bool {
+        *self == Severity::Error
     }
 }
 
@@ -240,6 +291,10 @@ impl Location {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     pub code: Code,
+    /// Serialized only for warnings: a finding without `severity` is an error, as
+    /// before warnings existed.
+    #[serde(skip_serializing_if = "Severity::is_error")]
+    pub severity: Severity,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<&'static str>,
     pub message: String,
@@ -254,6 +309,7 @@ impl Finding {
     pub fn new(code: Code, message: impl Into<String>, location: Location) -> Self {
         Finding {
             code,
+            severity: code.severity(),
             condition: code.condition(),
             message: message.into(),
             location,
@@ -270,6 +326,16 @@ impl Finding {
         self.help = Some(help.into());
         self
     }
+
+    /// Whether this finding fails the run.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Whether any of `findings` fails the run (warnings alone do not).
+pub fn any_error(findings: &[Finding]) -> bool {
+    findings.iter().any(Finding::is_error)
 }
 
 impl fmt::Display for Finding {
@@ -281,7 +347,13 @@ impl fmt::Display for Finding {
             }
             f.write_str(": ")?;
         }
-        write!(f, "error[{}]: {}", self.code, self.message)?;
+        write!(
+            f,
+            "{}[{}]: {}",
+            self.severity.as_str(),
+            self.code,
+            self.message
+        )?;
         if let Some(p) = &self.location.pointer {
             write!(f, " (at {})", if p.is_empty() { "/" } else { p })?;
         }

@@ -38,6 +38,19 @@ impl std::fmt::Display for InitError {
 
 impl std::error::Error for InitError {}
 
+/// The skill `init` writes when none is named.
+pub const DEFAULT_SKILL: &str = "check_reachability";
+
+/// A card name for a skill id: `check_reachability` → "Check reachability".
+fn card_name(skill_id: &str) -> String {
+    let words = skill_id.replace(['_', '-', '.'], " ");
+    let mut chars = words.trim().chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => skill_id.to_string(),
+    }
+}
+
 /// The files of a new workspace with one skill, as (relative path, contents).
 pub fn scaffold(skill_id: &str, bundle_name: &str) -> Vec<(PathBuf, String)> {
     let skill = format!("skills/{skill_id}");
@@ -46,7 +59,7 @@ pub fn scaffold(skill_id: &str, bundle_name: &str) -> Vec<(PathBuf, String)> {
     let files: Vec<(String, String)> = vec![
         (
             ".gitignore".into(),
-            "# bundles written by `skillbundle build`\ndist/\n".into(),
+            "# bundles written by `skillbundle build`\ndist/\n# signing keys (`skillbundle keygen`): never commit a private key\n*.key\n".into(),
         ),
         (
             "skillbundle.yaml".into(),
@@ -62,8 +75,8 @@ pub fn scaffold(skill_id: &str, bundle_name: &str) -> Vec<(PathBuf, String)> {
 skill_id: {skill_id}
 skill_version: "1.0"
 card:
-  name: Check reachability
-  description: Checks whether a target host answers within a timeout.
+  name: {card_name}
+  description: {card_description}
   tags: [network, assurance]
   examples: ["Is 192.0.2.10 reachable within 500 ms?"]
 input:  {{file: schemas/input.json,  schema_uri: "{input}",  version: "1.0"}}
@@ -73,6 +86,15 @@ supporting_records:
 interaction: {{supported_response_modes: [sync], cancellable: false}}
 authority: {{default_mode: observe_only, approval_may_be_required: false}}
 "#,
+                card_name = card_name(skill_id),
+                card_description = if skill_id == DEFAULT_SKILL {
+                    "Checks whether a target host answers within a timeout.".to_string()
+                } else {
+                    format!(
+                        "{} (say what it does in one sentence for the agent's clients; its schemas start as a reachability check to edit)",
+                        card_name(skill_id)
+                    )
+                },
                 input = uri("input"),
                 output = uri("output"),
                 record = uri(kind),
@@ -164,6 +186,17 @@ authority: {{default_mode: observe_only, approval_may_be_required: false}}
 /// Write a new workspace into `dir` (created if missing). Refuses, writing nothing, when
 /// any of the files already exists. Returns the files written.
 pub fn write(dir: &Path, skill_id: &str) -> Result<Vec<PathBuf>, InitError> {
+    write_files(dir, skill_id, false)
+}
+
+/// Add one skill (`skills/<skill_id>/…`, its card named for it) to the existing
+/// workspace `dir`, leaving every other file alone. Refuses, writing nothing, when any
+/// of the skill's files already exists.
+pub fn add_skill(dir: &Path, skill_id: &str) -> Result<Vec<PathBuf>, InitError> {
+    write_files(dir, skill_id, true)
+}
+
+fn write_files(dir: &Path, skill_id: &str, skill_only: bool) -> Result<Vec<PathBuf>, InitError> {
     if !crate::manifest::is_safe_name(skill_id)
         || skill_id.len() > 64
         || skill_id == crate::interface::DESCRIBE_SKILL
@@ -177,7 +210,10 @@ pub fn write(dir: &Path, skill_id: &str) -> Result<Vec<PathBuf>, InitError> {
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| crate::manifest::is_safe_name(n))
         .unwrap_or_else(|| "my-skills".to_string());
-    let files = scaffold(skill_id, &name);
+    let files: Vec<(PathBuf, String)> = scaffold(skill_id, &name)
+        .into_iter()
+        .filter(|(p, _)| !skill_only || p.starts_with("skills"))
+        .collect();
     let existing: Vec<PathBuf> = files
         .iter()
         .map(|(p, _)| dir.join(p))

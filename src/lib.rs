@@ -41,6 +41,7 @@ pub mod operator_file;
 pub mod pipeline;
 pub mod pointer;
 pub mod schema;
+pub mod shared_schemas;
 pub mod version;
 pub mod workspace;
 pub mod yaml;

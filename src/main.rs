@@ -38,6 +38,10 @@ struct Cli {
     /// whatever the number.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
+    /// Print only what failed: no success lines and no warnings in human and github
+    /// output (json and sarif documents are unchanged).
+    #[arg(long, short, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Err(e) => return output::finish(output::clap_exit(&e)),
     };
     let format = cli.format;
+    render::set_quiet(cli.quiet);
     if let Some(jobs) = cli.jobs {
         // Without --jobs, rayon sizes its pool from RAYON_NUM_THREADS or the CPU count.
         // This is the first use of the global pool, so building it cannot fail here.

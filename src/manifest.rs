@@ -29,6 +29,12 @@ pub struct WorkspaceManifest {
     /// A base A2A AgentCard (JSON object) that `card` output merges into.
     #[serde(default)]
     pub agent_card: Option<serde_json::Value>,
+    /// The strict schema lint's settings (`lint: {allow_keywords: [...]}`).
+    #[serde(default)]
+    pub lint: crate::schema::lint::Config,
+    /// A skill without any example is an error (default: examples are optional).
+    #[serde(default)]
+    pub require_examples: bool,
 }
 
 /// The bundle's name and version, which name the archive `<name>-<version>.tar.gz`.
@@ -166,7 +172,34 @@ pub fn read<T: serde::de::DeserializeOwned>(path: &Path, display: &Path) -> Resu
             display,
         )
     })?;
-    crate::yaml::from_str(text).map_err(|e| yaml_finding(e, display, Code::ManifestInvalid))
+    crate::yaml::from_str(text)
+        .map_err(|e| quote_as_written(yaml_finding(e, display, Code::ManifestInvalid), text))
+}
+
+/// For an unquoted version such as `1.10`, YAML hands over the float 1.1: suggest the
+/// quoted text as written, read back from the source at the finding's position.
+fn quote_as_written(mut finding: Finding, text: &str) -> Finding {
+    let (Some(line), Some(column)) = (finding.location.line, finding.location.column) else {
+        return finding;
+    };
+    if finding.code != Code::VersionInvalid || !finding.message.contains("read as a float") {
+        return finding;
+    }
+    let token: String = text
+        .lines()
+        .nth(line - 1)
+        .unwrap_or_default()
+        .chars()
+        .skip(column - 1)
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    if let Ok(version) = token.parse::<Version>() {
+        finding.message = format!(
+            "the unquoted number {token} is read as a float, which loses the version's text; quote it: \"{version}\""
+        );
+        finding = finding.with_help(format!("write \"{version}\" (with the quotes)"));
+    }
+    finding
 }
 
 /// Turn a YAML error into a finding, classifying version and limit errors.

@@ -15,7 +15,8 @@ use crate::finding::{self, Code, Finding, Location};
 use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
-use crate::schema::validator;
+use crate::schema::{lint, validator};
+use crate::shared_schemas;
 use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -54,8 +55,9 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// No finding fails the run (warnings alone do not).
     pub fn ok(&self) -> bool {
-        self.findings.is_empty()
+        !finding::any_error(&self.findings)
     }
 }
 
@@ -145,6 +147,8 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     findings.extend(evolution::check(&workspace, &skills, options));
     skills.sort_by(|a, b| a.interface.skill_id.cmp(&b.interface.skill_id));
     finding::sort(&mut findings);
+    // A shared schema embedded by several skills reports its problems once.
+    findings.dedup();
     Checked {
         workspace: Some(workspace),
         skills,
@@ -219,7 +223,16 @@ fn check_skill(
     let mut loaded = Vec::new();
     let mut validators = Vec::new();
     for (role, kind, source, field) in sources {
-        match load_schema(ws, &skill, patterns, role, kind, &source, &field) {
+        match load_schema(
+            ws,
+            &skill,
+            patterns,
+            role,
+            kind,
+            &source,
+            &field,
+            &mut findings,
+        ) {
             Ok((l, v)) => {
                 loaded.push(l);
                 validators.push(v);
@@ -227,7 +240,7 @@ fn check_skill(
             Err(mut f) => findings.append(&mut f),
         }
     }
-    if !findings.is_empty() {
+    if finding::any_error(&findings) {
         return (None, findings);
     }
     findings.extend(run_examples(ws, &skill, &loaded, &validators));
@@ -249,7 +262,7 @@ fn check_skill(
             at_manifest(),
         ));
     }
-    if !findings.is_empty() {
+    if finding::any_error(&findings) {
         return (None, findings);
     }
     (
@@ -263,6 +276,8 @@ fn check_skill(
 }
 
 /// Read one role's schema, run the per-schema checks on it and compile its validator.
+/// The lint's warnings go to `warnings`; its errors fail the schema like any other.
+#[allow(clippy::too_many_arguments)]
 fn load_schema(
     ws: &Workspace,
     skill: &SkillSource,
@@ -271,13 +286,17 @@ fn load_schema(
     kind: Option<String>,
     source: &SchemaSource,
     field: &str,
+    warnings: &mut Vec<Finding>,
 ) -> Result<(LoadedSchema, validator::Validator), Vec<Finding>> {
     let (real, display) =
         workspace::resolve_schema_path(ws, skill, source, field).map_err(|f| vec![f])?;
     let limits = &ws.manifest.limits;
-    let (value, file) =
+    let (mut value, file) =
         workspace::read_value(&real, &display, limits.max_schema_bytes, limits.max_depth)
             .map_err(|f| vec![f])?;
+    // Shared schemas (file `$ref`s inside the workspace) are embedded before any check,
+    // so every check and the digest see the inline result.
+    let shared = shared_schemas::embed(&mut value, &file, &real, &ws.root, limits)?;
     let dialect = source
         .dialect
         .clone()
@@ -290,7 +309,7 @@ fn load_schema(
             .map(|mut f| {
                 let pointer = f.location.pointer.take();
                 f.location = match pointer {
-                    Some(p) => file.locate(&p),
+                    Some(p) => shared.locate(&p).unwrap_or_else(|| file.locate(&p)),
                     None => Location::file(&skill.manifest_path),
                 };
                 f
@@ -298,6 +317,12 @@ fn load_schema(
             .collect()
     };
     let validator = crate::schema::govern(&value, &dialect, limits, patterns).map_err(locate)?;
+    // The strict lint (authoring only: an agent loading a bundle does not apply it).
+    let linted = locate(lint::check(&value, &ws.manifest.lint));
+    if finding::any_error(&linted) {
+        return Err(linted);
+    }
+    warnings.extend(linted);
     let reference = SchemaReference::new(
         role,
         kind,
@@ -329,6 +354,16 @@ fn run_examples(
         .filter_map(|l| l.reference.kind.as_deref())
         .collect();
     let (found, mut findings) = examples::discover(&skill.dir, &kinds);
+    if found.is_empty() && ws.manifest.require_examples {
+        findings.push(
+            Finding::at_file(
+                Code::FixtureFailed,
+                "the skill has no examples, and skillbundle.yaml sets require_examples: true",
+                &skill.dir.join("examples"),
+            )
+            .with_help("add at least one example, such as examples/input/valid/<name>.json"),
+        );
+    }
     let limits = &ws.manifest.limits;
     for example in &found {
         let schema = loaded

@@ -5,7 +5,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Origin, Renderer, Snippet}
 use serde::Serialize;
 use serde_json::Value;
 use skillbundle::condition::ErrorObject;
-use skillbundle::finding::Finding;
+use skillbundle::finding::{Finding, Severity};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -21,6 +21,17 @@ pub enum Format {
     Github,
     /// A SARIF 2.1.0 log on stdout, for code scanning.
     Sarif,
+}
+
+/// `--quiet`: report only findings that fail the run.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// `text` with every control character except a line feed shown as a `\u{…}` escape.
@@ -79,7 +90,11 @@ pub fn human(f: &Finding, styled: bool) -> String {
         .zip(f.location.line.zip(f.location.column))
         .and_then(|(file, (line, col))| source_line(file, line, col).map(|s| (file, line, s)));
     let mut notes: Vec<String> = Vec::new();
-    let mut group = Group::with_title(Level::ERROR.primary_title(title).id(f.code.as_str()));
+    let level = match f.severity {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let mut group = Group::with_title(level.primary_title(title).id(f.code.as_str()));
     match &source {
         Some((file, line, (text, span))) => {
             let mut annotation = AnnotationKind::Primary.span(span.clone());
@@ -174,9 +189,10 @@ fn source_line(
     Some((line_text.clone(), start..start + len))
 }
 
-/// The exit status for a set of findings: 0 none, 2 any I/O problem, 1 otherwise.
+/// The exit status for a set of findings: 0 no error (warnings do not count), 2 any
+/// I/O problem, 1 otherwise.
 pub fn status(findings: &[Finding]) -> ExitCode {
-    if findings.is_empty() {
+    if !skillbundle::finding::any_error(findings) {
         ExitCode::SUCCESS
     } else if findings.iter().any(|f| f.code.is_usage_or_io()) {
         ExitCode::from(2)
@@ -204,30 +220,33 @@ pub fn report_with(
     success: impl FnOnce() -> Vec<String>,
     outcome: &str,
 ) -> ExitCode {
+    let failed = skillbundle::finding::any_error(findings);
+    let quiet = quiet();
+    let shown: Vec<&Finding> = findings.iter().filter(|f| !quiet || f.is_error()).collect();
     match format {
         Format::Json => output::json(doc),
         Format::Sarif => output::json(&sarif(findings)),
         Format::Github => {
-            output::lines(&findings.iter().map(github).collect::<Vec<_>>());
-            if findings.is_empty() {
+            output::lines(&shown.iter().map(|f| github(f)).collect::<Vec<_>>());
+            if !failed && !quiet {
                 output::lines(&success().iter().map(|l| github_line(l)).collect::<Vec<_>>());
             }
         }
         Format::Human => {
-            if findings.is_empty() {
-                output::lines(
-                    &success()
-                        .iter()
-                        .map(|l| visible_line(l))
-                        .collect::<Vec<_>>(),
-                );
-            } else {
-                let styled = use_color();
+            let styled = use_color();
+            if !failed {
                 let mut err = std::io::stderr().lock();
-                for f in findings {
+                for f in &shown {
                     let _ = writeln!(err, "{}\n", human(f, styled));
                 }
-                let n = findings.len();
+                let lines = if quiet { Vec::new() } else { success() };
+                output::lines(&lines.iter().map(|l| visible_line(l)).collect::<Vec<_>>());
+            } else {
+                let mut err = std::io::stderr().lock();
+                for f in &shown {
+                    let _ = writeln!(err, "{}\n", human(f, styled));
+                }
+                let n = findings.iter().filter(|f| f.is_error()).count();
                 let _ = writeln!(
                     err,
                     "{n} problem{} found; {outcome}",
@@ -241,7 +260,7 @@ pub fn report_with(
 
 /// Print a warning for people on stderr (in JSON output, warnings go in the document).
 pub fn warn(format: Format, message: &str) {
-    if format == Format::Human {
+    if format == Format::Human && !quiet() {
         let _ = writeln!(std::io::stderr().lock(), "warning: {}", visible(message));
     }
 }
@@ -305,7 +324,8 @@ pub fn github(f: &Finding) -> String {
         message.push_str(&format!("\nhelp: {h}"));
     }
     format!(
-        "::error {}::{}",
+        "::{} {}::{}",
+        f.severity.as_str(),
         props.join(","),
         gh_escape(&visible(&message), false)
     )
@@ -332,7 +352,7 @@ pub fn sarif(findings: &[Finding]) -> Value {
             let mut result = serde_json::json!({
                 "ruleId": f.code.as_str(),
                 "ruleIndex": codes.iter().position(|c| *c == f.code),
-                "level": "error",
+                "level": f.severity.as_str(),
                 "message": {"text": match &f.help {
                     Some(h) => format!("{} (help: {h})", f.message),
                     None => f.message.clone(),

@@ -118,6 +118,25 @@ impl Workspace {
     }
 }
 
+/// The workspace `start` is in: `start` itself when it holds a `skillbundle.yaml`,
+/// otherwise the nearest ancestor that does (as `start/..`, `start/../..`, so findings
+/// keep naming files relative to where the tool runs). `None` when no ancestor has one.
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    let mut candidate = start.to_path_buf();
+    let levels = start.canonicalize().ok()?.ancestors().count();
+    for _ in 0..levels {
+        if candidate.join(WORKSPACE_FILE).is_file() {
+            return Some(candidate);
+        }
+        candidate = if candidate == Path::new(".") {
+            PathBuf::from("..")
+        } else {
+            candidate.join("..")
+        };
+    }
+    None
+}
+
 /// The workspace's files, summed without following links and skipping build output
 /// (`dist/`) and version-control folders, must stay within the configured bound.
 fn exceeds_size(root: &Path, max: u64) -> Option<Finding> {
@@ -260,20 +279,25 @@ pub struct SourceFile {
     pub display: PathBuf,
     /// The raw bytes (for mapping pointers to positions).
     pub bytes: Arc<Vec<u8>>,
-    /// Authored as YAML (positions are then not mapped).
+    /// Authored as YAML (positions are mapped through the YAML parser).
     pub yaml: bool,
 }
 
 impl SourceFile {
     /// A location for `pointer` inside this file, with line and column when known.
     pub fn locate(&self, pointer: &str) -> Location {
-        let mut loc = Location::file(&self.display).with_pointer(pointer);
-        if !self.yaml {
-            if let Some((line, column)) = crate::json::locate(&self.bytes, pointer) {
-                loc = loc.with_position(line, column);
-            }
+        let loc = Location::file(&self.display).with_pointer(pointer);
+        let position = if self.yaml {
+            std::str::from_utf8(&self.bytes)
+                .ok()
+                .and_then(|text| crate::yaml::locate(text, pointer))
+        } else {
+            crate::json::locate(&self.bytes, pointer)
+        };
+        match position {
+            Some((line, column)) => loc.with_position(line, column),
+            None => loc,
         }
-        loc
     }
 }
 

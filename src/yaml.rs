@@ -94,6 +94,11 @@ fn convert(e: Error) -> YamlError {
     if let Some(i) = message.find(" at line ") {
         message.truncate(i);
     }
+    // The library's advice names its own options; say what the author can change.
+    if let Some(i) = message.find(", set DuplicateKeyPolicy in Options") {
+        message.truncate(i);
+        message.push_str(": a key may appear only once in a mapping; remove or rename one");
+    }
     YamlError {
         message,
         line: loc.map(|l| l.line() as usize).filter(|&l| l > 0),
@@ -113,17 +118,96 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
 pub fn to_json(text: &str, max_depth: usize) -> Result<Value, YamlError> {
     let value: StrictValue =
         serde_saphyr::from_str_with_options(text, options(max_depth)).map_err(convert)?;
-    crate::json::check_numbers(&value.0).map_err(|pointer| YamlError {
-        message: format!(
-            "the number at {} is not an I-JSON number (integers must stay within ±(2^53−1), floats finite)",
-            if pointer.is_empty() { "/" } else { &pointer }
-        ),
-        line: None,
-        column: None,
-        limit: false,
-        unknown_field: None,
+    crate::json::check_numbers(&value.0).map_err(|pointer| {
+        let position = locate(text, &pointer);
+        YamlError {
+            message: format!(
+                "the number at {} is not an I-JSON number (integers must stay within ±(2^53−1), floats finite)",
+                if pointer.is_empty() { "/" } else { &pointer }
+            ),
+            line: position.map(|p| p.0),
+            column: position.map(|p| p.1),
+            limit: false,
+            unknown_field: None,
+        }
     })?;
     Ok(value.0)
+}
+
+/// The 1-based line and column where the value at `pointer` starts in the YAML `text`,
+/// as [`crate::json::locate`] gives for JSON: for an object member, the position of its
+/// value. A pointer that passes through an alias stops at the alias (`*name`), which is
+/// where the value is written in this file.
+pub fn locate(text: &str, pointer: &str) -> Option<(usize, usize)> {
+    use serde_saphyr::granit_parser::{Event, Parser};
+    let target: Vec<String> = crate::pointer::tokens(pointer)?
+        .into_iter()
+        .map(|t| t.into_owned())
+        .collect();
+    /// One open collection.
+    enum Open {
+        /// A mapping, and the key whose value comes next once a key was read.
+        Map(Option<String>),
+        /// A sequence, and the index of its next item.
+        Seq(usize),
+    }
+    // The open collections, and the path segments leading to the innermost one.
+    let mut stack: Vec<Open> = Vec::new();
+    let mut path: Vec<String> = Vec::new();
+    let mut parser = Parser::new_from_str(text);
+    while let Some(Ok((event, span))) = parser.next_event() {
+        match event {
+            Event::Scalar(..)
+            | Event::SequenceStart(..)
+            | Event::MappingStart(..)
+            | Event::Alias(_) => {}
+            Event::SequenceEnd | Event::MappingEnd => {
+                stack.pop();
+                if !stack.is_empty() {
+                    path.pop();
+                }
+                continue;
+            }
+            Event::DocumentEnd | Event::StreamEnd => return None,
+            _ => continue,
+        }
+        let segment = match stack.last_mut() {
+            None => None,
+            Some(Open::Map(key @ None)) => {
+                // A mapping key is not a node of the JSON value: remember it. (A complex
+                // key is not JSON: no pointer leads into it.)
+                let Event::Scalar(k, ..) = &event else {
+                    return None;
+                };
+                *key = Some(k.to_string());
+                continue;
+            }
+            Some(Open::Map(key)) => key.take(),
+            Some(Open::Seq(i)) => {
+                *i += 1;
+                Some((*i - 1).to_string())
+            }
+        };
+        let depth = path.len() + usize::from(segment.is_some());
+        let on_path = depth <= target.len()
+            && path.iter().zip(&target).all(|(a, b)| a == b)
+            && segment.as_ref().is_none_or(|s| *s == target[depth - 1]);
+        // The target itself, or an alias standing for a value that contains it.
+        if on_path && (depth == target.len() || matches!(event, Event::Alias(_))) {
+            return Some((span.start.line(), span.start.col() + 1));
+        }
+        if matches!(event, Event::SequenceStart(..) | Event::MappingStart(..)) {
+            if let Some(s) = segment {
+                path.push(s);
+            }
+            stack.push(if matches!(event, Event::SequenceStart(..)) {
+                Open::Seq(0)
+            } else {
+                Open::Map(None)
+            });
+        }
+    }
+    None
 }
 
 /// A JSON value deserialized from YAML with I-JSON's structural rules.
@@ -241,6 +325,23 @@ mod tests {
     }
 
     #[test]
+    fn locates_pointers_in_yaml() {
+        let text = "type: object\nproperties:\n  name: {type: string, maxLenght: 3}\n  tags:\n    - a\n    - {x: 1}\nrequired: [name]\n";
+        assert_eq!(locate(text, ""), Some((1, 1)));
+        assert_eq!(locate(text, "/type"), Some((1, 7)));
+        assert_eq!(locate(text, "/properties/name"), Some((3, 9)));
+        assert_eq!(locate(text, "/properties/name/maxLenght"), Some((3, 35)));
+        assert_eq!(locate(text, "/properties/tags/1/x"), Some((6, 11)));
+        assert_eq!(locate(text, "/required/0"), Some((7, 12)));
+        assert_eq!(locate(text, "/nope"), None);
+        assert_eq!(locate(text, "/properties/tags/7"), None);
+        // Through an alias: the alias is where the value is written.
+        let aliased = "defs: &d {a: 1}\nuse: *d\n";
+        assert_eq!(locate(aliased, "/use/a"), Some((2, 6)));
+        assert_eq!(locate(aliased, "/defs/a"), Some((1, 14)));
+    }
+
+    #[test]
     fn refuses_duplicate_keys() {
         let e = to_json("a: 1\nb: 2\na: 3\n", 64).unwrap_err();
         assert_eq!(e.line, Some(3), "{e:?}");
@@ -255,6 +356,8 @@ mod tests {
         // JCS would write 1e20 as an integer lexeme beyond ±(2^53−1).
         assert!(to_json("a: 1e20\n", 64).is_err());
         assert!(to_json("a: 1e21\n", 64).is_ok());
+        let e = to_json("a: 1\nb: 1e20\n", 64).unwrap_err();
+        assert_eq!((e.line, e.column), (Some(2), Some(4)));
     }
 
     #[test]

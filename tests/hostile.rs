@@ -163,8 +163,10 @@ const REFERENCE_CASES: &[Case] = &[
     file("ref: https URL", "ref-network.json", ERC_INPUT, "ref_external"),
     file("ref: loopback URL", "ref-loopback.json", ERC_INPUT, "ref_external"),
     file("ref: file URL", "ref-file-url.json", ERC_INPUT, "ref_external"),
-    file("ref: sibling schema file", "ref-relative-file.json", ERC_INPUT, "ref_external"),
-    file("ref: `..` path", "ref-parent-dir.json", ERC_INPUT, "ref_external"),
+    // Relative file references are shared schemas: embedded only from inside the
+    // workspace (tests/shared_schemas.rs), path_invalid otherwise.
+    file("ref: missing sibling schema file", "ref-relative-file.json", ERC_INPUT, "path_invalid"),
+    file("ref: `..` path out of the workspace", "ref-parent-dir.json", ERC_INPUT, "path_invalid"),
     file("ref: the meta-schema", "ref-metaschema.json", ERC_INPUT, "ref_external"),
     file("ref: relative after a remote $id", "ref-id-rebase.json", ERC_INPUT, "ref_external"),
     file("ref: external $dynamicRef", "ref-dynamic-external.json", ERC_INPUT, "ref_external"),

@@ -42,6 +42,51 @@ fn the_action_declares_its_inputs_and_runs_the_tool() {
         .is_some_and(|u| u.starts_with("actions/upload-artifact@"))));
 }
 
+#[test]
+fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let install = &action["runs"]["steps"][0];
+    let script = install["run"].as_str().unwrap();
+    assert_eq!(install["env"]["ACTION_REF"], "${{ github.action_ref }}");
+    for needed in [
+        "$base/skillbundle-$target\"",
+        "$base/skillbundle-$target.sha256\"",
+        "sha256sum -c",
+        "shasum -a 256 -c",
+        "install -m 0755",
+        "cargo install --locked --path \"$GITHUB_ACTION_PATH\"",
+    ] {
+        assert!(script.contains(needed), "the install step lacks {needed}");
+    }
+    // Building is the fallback, after the download and the checksum.
+    assert!(script.find("sha256sum -c") < script.find("cargo install"));
+
+    let text = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    let release: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let targets: Vec<&str> = release["jobs"]["binaries"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            "x86_64-unknown-linux-musl",
+            "aarch64-unknown-linux-musl",
+            "x86_64-apple-darwin",
+            "aarch64-apple-darwin"
+        ]
+    );
+    // Every target the action maps a runner to is one the release builds.
+    for target in &targets {
+        assert!(script.contains(&format!("target={target} ;;")), "{target}");
+    }
+    assert!(text.contains("+crt-static"));
+    assert!(text.contains("sha256sum \"skillbundle-$TARGET\" > \"skillbundle-$TARGET.sha256\""));
+}
+
 fn workflows() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(".github/workflows"))
         .unwrap()

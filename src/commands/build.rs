@@ -17,7 +17,7 @@ use std::process::ExitCode;
     after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n  skillbundle build . --locked                       in CI: the committed lock must already record this release\n  skillbundle build . --previous dist/old.tar.gz     also check against a published bundle\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic.\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged. New schema and skill versions are then recorded in skillbundle.lock (append-only)."
 )]
 pub struct Args {
-    /// The workspace directory (holds skillbundle.yaml).
+    /// The workspace directory (holds skillbundle.yaml; searched for upward from here).
     #[arg(default_value = ".")]
     workspace: PathBuf,
     /// Where to write `<name>-<version>.tar.gz` [default: WORKSPACE/dist].
@@ -73,7 +73,8 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         locked: args.locked,
         ignore_ledger: false,
     };
-    build(format, &args.workspace, args.out, args.sign_key, ledger)
+    let workspace = skillbundle::workspace::find_root(&args.workspace).unwrap_or(args.workspace);
+    build(format, &workspace, args.out, args.sign_key, ledger)
 }
 
 fn build(

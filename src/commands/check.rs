@@ -15,7 +15,7 @@ use std::process::ExitCode;
     after_help = "Examples:\n  skillbundle check example-skills\n  skillbundle check . --previous releases/net-skills-1.4.0.tar.gz\n\nThe release rules compare the workspace with skillbundle.lock (and the --previous bundle): a published version never changes, new versions are higher, and a breaking change needs a MAJOR step."
 )]
 pub struct Args {
-    /// The workspace directory (holds skillbundle.yaml).
+    /// The workspace directory (holds skillbundle.yaml; searched for upward from here).
     #[arg(default_value = ".")]
     workspace: PathBuf,
     /// A previously published bundle: its versions are checked like the lock's.
@@ -37,7 +37,8 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         previous: args.previous,
         ..evolution::Options::default()
     };
-    check(format, &args.workspace, &ledger)
+    let workspace = skillbundle::workspace::find_root(&args.workspace).unwrap_or(args.workspace);
+    check(format, &workspace, &ledger)
 }
 
 fn check(format: Format, workspace: &Path, ledger: &evolution::Options) -> ExitCode {

@@ -16,9 +16,10 @@ pub struct Args {
     /// The directory to create the workspace in (created if missing).
     #[arg(default_value = ".")]
     dir: PathBuf,
-    /// The skill_id of the first skill.
-    #[arg(long, default_value = "check_reachability")]
-    skill: String,
+    /// The skill_id of the first skill [default: check_reachability]. Inside an
+    /// existing workspace (DIR holds skillbundle.yaml), adds this skill to it.
+    #[arg(long)]
+    skill: Option<String>,
 }
 
 /// `init --format json`.
@@ -30,11 +31,18 @@ struct Report<'a> {
 }
 
 pub fn run(format: Format, args: Args) -> ExitCode {
-    init(format, &args.dir, &args.skill)
+    init(format, &args.dir, args.skill.as_deref())
 }
 
-fn init(format: Format, dir: &Path, skill: &str) -> ExitCode {
-    match skillbundle::init::write(dir, skill) {
+fn init(format: Format, dir: &Path, skill: Option<&str>) -> ExitCode {
+    let add = skill.is_some() && dir.join("skillbundle.yaml").is_file();
+    let skill = skill.unwrap_or(skillbundle::init::DEFAULT_SKILL);
+    let result = if add {
+        skillbundle::init::add_skill(dir, skill)
+    } else {
+        skillbundle::init::write(dir, skill)
+    };
+    match result {
         Ok(written) => {
             let doc = Report {
                 ok: true,
@@ -42,10 +50,14 @@ fn init(format: Format, dir: &Path, skill: &str) -> ExitCode {
                 findings: &[],
             };
             render::report(format, &[], &doc, || {
-                let mut lines = vec![format!(
-                    "created a workspace in {} with skill {skill}:",
-                    dir.display()
-                )];
+                let mut lines = vec![if add {
+                    format!("added skill {skill} to the workspace in {}:", dir.display())
+                } else {
+                    format!(
+                        "created a workspace in {} with skill {skill}:",
+                        dir.display()
+                    )
+                }];
                 lines.extend(written.iter().map(|p| format!("  {}", p.display())));
                 lines.push(format!(
                     "next: skillbundle check {0} && skillbundle build {0}",

@@ -19,6 +19,7 @@ pub mod closure;
 pub mod dialect;
 pub mod governance;
 pub mod limits;
+pub mod lint;
 pub mod validator;
 pub(crate) mod walk;
 

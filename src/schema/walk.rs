@@ -50,6 +50,21 @@ pub(crate) fn resolve_uri(base: &str, reference: &str) -> Option<String> {
         .map(|uri| uri.as_str().to_owned())
 }
 
+/// In-place applicators: keywords that apply a subschema to the same instance, so what
+/// they evaluate counts for the `unevaluated*` keywords of their parent.
+pub(crate) const IN_PLACE: &[&str] = &[
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$ref",
+    "$dynamicRef",
+    "dependentSchemas",
+];
+
 /// How a node is reached from its parent.
 #[derive(Debug, Clone)]
 enum Step<'a> {
