@@ -35,6 +35,8 @@ pub mod ledger;
 pub mod manifest;
 pub mod pipeline;
 pub mod pointer;
+#[cfg(feature = "python")]
+pub mod python;
 pub mod schema;
 pub mod version;
 pub mod workspace;
