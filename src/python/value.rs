@@ -104,13 +104,12 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, max: usize) -> Result<Value, Fa
             .map(Value::Number)
             .ok_or((Vec::new(), Refusal::NumberNotIJson));
     }
-    if depth >= max {
-        if obj.cast::<PyDict>().is_ok()
+    if depth >= max
+        && (obj.cast::<PyDict>().is_ok()
             || obj.cast::<PyList>().is_ok()
-            || obj.cast::<PyTuple>().is_ok()
-        {
-            return Err((Vec::new(), Refusal::TooDeep(max)));
-        }
+            || obj.cast::<PyTuple>().is_ok())
+    {
+        return Err((Vec::new(), Refusal::TooDeep(max)));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
