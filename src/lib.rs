@@ -40,6 +40,8 @@ pub mod manifest;
 pub mod operator_file;
 pub mod pipeline;
 pub mod pointer;
+#[cfg(feature = "python")]
+pub mod python;
 pub mod schema;
 pub mod shared_schemas;
 pub mod version;

@@ -1,0 +1,77 @@
+"""Type stubs of the native module (src/python/ in the Rust crate)."""
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, final
+
+EXTENSION_URI: Final[str]
+__version__: Final[str]
+
+JsonValue = Any
+TrustEntry = str | os.PathLike[str] | Mapping[str, Any]
+
+@final
+class Describe:
+    """A describe_skill request that passed every check."""
+
+    __match_args__ = ("skill_id",)
+    @property
+    def skill_id(self) -> str: ...
+    def __init__(self, skill_id: str) -> None: ...
+
+@final
+class Invoke:
+    """A domain-skill request naming the active interface, with valid arguments
+    (the caller's own object, not a copy)."""
+
+    __match_args__ = ("skill_id", "arguments")
+    @property
+    def skill_id(self) -> str: ...
+    @property
+    def arguments(self) -> JsonValue: ...
+    def __init__(self, skill_id: str, arguments: JsonValue) -> None: ...
+
+@final
+class Bundle:
+    """A verified, loaded skill bundle. Immutable; share it between tasks and threads."""
+
+    @staticmethod
+    def open(
+        path: str | os.PathLike[str],
+        *,
+        trust: Iterable[TrustEntry] | None = None,
+        allow_unsigned: bool = False,
+    ) -> Bundle:
+        """Open, verify and load a bundle; raises `BundleRefused`. `trust` takes JWK or
+        SPKI PEM file paths and JWK dicts; a signature by any one of them suffices."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def signature(self) -> str:
+        """What the signature check established, in words."""
+    @property
+    def verified(self) -> bool:
+        """Whether a trusted key vouches for the bundle."""
+    @property
+    def skills(self) -> list[dict[str, str]]:
+        """`skill_id`, `skill_version` and `interface_digest` of each skill."""
+    def extension(self) -> dict[str, Any]:
+        """The AgentExtension for the Agent Card's `capabilities.extensions`."""
+    def agent_skills(self) -> list[dict[str, Any]]:
+        """The AgentSkill entries (describe_skill first)."""
+    def card_fragment(self) -> dict[str, Any]: ...
+    def agent_card(self, base: Mapping[str, Any]) -> dict[str, Any]:
+        """`base` with the extension and skills merged in; raises `CardInvalid`."""
+    def interface(self, skill_id: str) -> dict[str, Any] | None: ...
+    def describe_skill(self, skill_id: str) -> dict[str, Any]:
+        """The describe_skill result object; raises `InterfaceError`."""
+    def check_request(self, data: JsonValue) -> Describe | Invoke:
+        """Check a skill request object; raises `InterfaceError`."""
+    def check_result(self, skill_id: str, value: JsonValue) -> None:
+        """Validate a domain output; raises `InterfaceError` (`output_invalid`)."""
+    def check_result_object(self, skill_id: str, data: JsonValue) -> None:
+        """Validate a result Artifact's data `{"skill", "result"}`; raises `InterfaceError`."""
+    def check_record(self, skill_id: str, kind: str, value: JsonValue) -> None:
+        """Validate a supporting record of `kind`; raises `InterfaceError`."""

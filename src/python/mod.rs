@@ -1,0 +1,494 @@
+//! The `skillbundle._native` Python extension module (cargo feature `python`).
+//!
+//! Most A2A agents are written in Python. They get the one implementation — this crate —
+//! rather than a second one: every check a Python agent makes goes through
+//! [`Bundle::open`], [`crate::agent`] and [`crate::a2a::merge_card`]. This module only
+//! converts: Python objects to JSON values under the I-JSON rules ([`value`]), refusals
+//! to the Python exceptions the pure-Python package defines (`skillbundle._errors`:
+//! `BundleRefused` with the CLI's findings, `InterfaceError` with the draft's error
+//! object and A2A task state, `CardInvalid`), and results back to Python objects. The
+//! package around it is `python/skillbundle/` (built by maturin from `pyproject.toml`).
+//!
+//! The GIL is released while a bundle is opened and while a value is validated, so an
+//! agent that serves requests from several threads checks them in parallel.
+
+pub mod value;
+
+use crate::a2a::{self, EXTENSION_URI};
+use crate::agent::Request;
+use crate::bundle::{Bundle, TrustedKeys};
+use crate::condition::{Condition, Detail, Detected, ErrorObject};
+use crate::keys::{KeyError, PublicKey};
+use a2a_types::TaskState;
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Depth beyond which a Python value is refused before conversion: the validator's own
+/// limit plus one, so that the validator reports it (`resource_limit_exceeded`) with the
+/// same pointer as for JSON text.
+const MAX_DEPTH: usize = crate::schema::validator::MAX_NESTING + 1;
+
+/// An exception class of the pure-Python `skillbundle._errors` module.
+fn error_class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<pyo3::types::PyType>>,
+    name: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyType>> {
+    cell.import(py, "skillbundle._errors", name).cloned()
+}
+
+static BUNDLE_REFUSED: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+static INTERFACE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+static CARD_INVALID: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
+
+/// The A2A 1.0 wire name of a task state.
+fn task_state_name(state: &TaskState) -> &'static str {
+    match state {
+        TaskState::Unspecified => "TASK_STATE_UNSPECIFIED",
+        TaskState::Submitted => "TASK_STATE_SUBMITTED",
+        TaskState::Working => "TASK_STATE_WORKING",
+        TaskState::Completed => "TASK_STATE_COMPLETED",
+        TaskState::Failed => "TASK_STATE_FAILED",
+        TaskState::Canceled => "TASK_STATE_CANCELED",
+        TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
+        TaskState::Rejected => "TASK_STATE_REJECTED",
+        TaskState::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
+    }
+}
+
+/// `skillbundle.InterfaceError(error_object, task_state)`.
+fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let class = error_class(py, &INTERFACE_ERROR, "InterfaceError")?;
+        let state = error.task_state().map(|s| task_state_name(&s));
+        let object = value::to_python(py, &error.to_json())?;
+        Ok(PyErr::from_value(class.call1((object, state))?))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// A value that is not I-JSON, met where the draft's condition `code` applies: the
+/// same error object an agent would send for invalid JSON data, with the pointer in
+/// `details` (never the value). Objects that are not JSON at all are a `TypeError`.
+fn refused_value(
+    py: Python<'_>,
+    refused: value::Refused,
+    code: Condition,
+    stage: Detected,
+    what: &str,
+) -> PyErr {
+    if refused.why.is_type_error() {
+        let at = if refused.pointer.is_empty() {
+            "/"
+        } else {
+            &refused.pointer
+        };
+        return PyTypeError::new_err(format!(
+            "{what} is not a JSON value: at {at}, {}",
+            refused.why.describe()
+        ));
+    }
+    let code = if matches!(refused.why, value::Refusal::TooDeep(_)) {
+        Condition::ResourceLimitExceeded
+    } else {
+        code
+    };
+    let error = ErrorObject::new(
+        code,
+        stage,
+        format!("{what} is not I-JSON: it holds {}", refused.why.describe()),
+    )
+    .with_details(vec![Detail {
+        instance_path: refused.pointer,
+        schema_path: None,
+        keyword: None,
+        expected: None,
+        actual: None,
+    }]);
+    interface_error(py, &error)
+}
+
+/// `skillbundle.Describe(skill_id)`: a describe_skill request that passed every check.
+#[pyclass(frozen, module = "skillbundle", name = "Describe")]
+pub struct PyDescribe {
+    #[pyo3(get)]
+    skill_id: String,
+}
+
+#[pymethods]
+impl PyDescribe {
+    #[new]
+    fn new(skill_id: String) -> Self {
+        PyDescribe { skill_id }
+    }
+
+    #[classattr]
+    fn __match_args__() -> (&'static str,) {
+        ("skill_id",)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Describe(skill_id={:?})", self.skill_id)
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyDescribe>()
+            .is_ok_and(|o| o.get().skill_id == self.skill_id)
+    }
+}
+
+/// `skillbundle.Invoke(skill_id, arguments)`: a domain-skill request whose version and
+/// digest name the active document and whose arguments conform to its input_schema.
+/// `arguments` is the caller's own object (not a copy).
+#[pyclass(frozen, module = "skillbundle", name = "Invoke")]
+pub struct PyInvoke {
+    #[pyo3(get)]
+    skill_id: String,
+    #[pyo3(get)]
+    arguments: Py<PyAny>,
+}
+
+#[pymethods]
+impl PyInvoke {
+    #[new]
+    fn new(skill_id: String, arguments: Py<PyAny>) -> Self {
+        PyInvoke {
+            skill_id,
+            arguments,
+        }
+    }
+
+    #[classattr]
+    fn __match_args__() -> (&'static str, &'static str) {
+        ("skill_id", "arguments")
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "Invoke(skill_id={:?}, arguments={})",
+            self.skill_id,
+            self.arguments.bind(py).repr()?
+        ))
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(o) = other.cast::<PyInvoke>() else {
+            return Ok(false);
+        };
+        let o = o.get();
+        Ok(o.skill_id == self.skill_id && o.arguments.bind(py).eq(self.arguments.bind(py))?)
+    }
+}
+
+/// A verified, loaded skill bundle (`skillbundle.Bundle`).
+#[pyclass(frozen, module = "skillbundle", name = "Bundle")]
+pub struct PyBundle {
+    bundle: Bundle,
+}
+
+/// One `trust` entry: a dict is a JWK, anything else a path to a JWK or SPKI PEM file.
+fn trusted_key(py: Python<'_>, index: usize, entry: &Bound<'_, PyAny>) -> PyResult<PublicKey> {
+    if entry.cast::<PyDict>().is_ok() {
+        let jwk = value::to_json(entry, 8).map_err(|r| {
+            PyValueError::new_err(format!("trust[{index}] is not a JWK: {}", r.why.describe()))
+        })?;
+        return PublicKey::from_jwk(&jwk)
+            .map_err(|e| PyValueError::new_err(format!("trust[{index}] is not usable: {e}")));
+    }
+    let path: PathBuf = entry.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "trust[{index}] must be a path (str or os.PathLike) to a JWK or PEM file, or a JWK dict"
+        ))
+    })?;
+    py.detach(|| PublicKey::read_file(&path))
+        .map_err(|e| match e {
+            KeyError::Io { .. } => PyOSError::new_err(format!("trust[{index}]: {e}")),
+            _ => PyValueError::new_err(format!("trust[{index}] ({}): {e}", path.display())),
+        })
+}
+
+impl PyBundle {
+    fn fragment_member(&self, key: &str) -> &Value {
+        &self.bundle.card_fragment()[key]
+    }
+
+    fn json_arg(
+        &self,
+        py: Python<'_>,
+        obj: &Bound<'_, PyAny>,
+        code: Condition,
+        stage: Detected,
+        what: &str,
+    ) -> PyResult<Value> {
+        value::to_json(obj, MAX_DEPTH).map_err(|r| refused_value(py, r, code, stage, what))
+    }
+}
+
+#[pymethods]
+impl PyBundle {
+    /// Open, verify and load a bundle. Refusal raises `BundleRefused`.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, trust = None, allow_unsigned = false))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        trust: Option<&Bound<'_, PyAny>>,
+        allow_unsigned: bool,
+    ) -> PyResult<Self> {
+        let mut keys = Vec::new();
+        if let Some(trust) = trust {
+            if trust.cast::<pyo3::types::PyString>().is_ok() || trust.cast::<PyDict>().is_ok() {
+                return Err(PyTypeError::new_err(
+                    "trust must be a list of keys (paths or JWK dicts), not a single key",
+                ));
+            }
+            for (i, entry) in trust.try_iter()?.enumerate() {
+                keys.push(trusted_key(py, i, &entry?)?);
+            }
+        }
+        let mut trust = TrustedKeys::new(keys);
+        if allow_unsigned {
+            trust = trust.and_allow_unsigned();
+        }
+        match py.detach(|| Bundle::open_path(&path, &trust)) {
+            Ok(bundle) => Ok(PyBundle { bundle }),
+            Err(findings) => {
+                let list = PyList::empty(py);
+                for f in &findings {
+                    let json = serde_json::to_value(f).expect("a finding always serializes");
+                    list.append(value::to_python(py, &json)?)?;
+                }
+                let class = error_class(py, &BUNDLE_REFUSED, "BundleRefused")?;
+                Err(PyErr::from_value(class.call1((list,))?))
+            }
+        }
+    }
+
+    /// The bundle's name.
+    #[getter]
+    fn name(&self) -> &str {
+        self.bundle.name()
+    }
+
+    /// The bundle's version.
+    #[getter]
+    fn version(&self) -> &str {
+        self.bundle.version()
+    }
+
+    /// What the signature check established, in words.
+    #[getter]
+    fn signature(&self) -> String {
+        self.bundle.signature().to_string()
+    }
+
+    /// Whether a trusted key vouches for the bundle.
+    #[getter]
+    fn verified(&self) -> bool {
+        self.bundle.signature().is_verified()
+    }
+
+    /// `[{"skill_id", "skill_version", "interface_digest"}, ...]` in manifest order.
+    #[getter]
+    fn skills<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for a in self.bundle.advertised() {
+            let d = PyDict::new(py);
+            d.set_item("skill_id", a.skill_id)?;
+            d.set_item("skill_version", a.skill_version)?;
+            d.set_item("interface_digest", a.interface_digest)?;
+            list.append(d)?;
+        }
+        Ok(list)
+    }
+
+    /// The schema-interface AgentExtension for `capabilities.extensions`.
+    fn extension<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let extensions = self.fragment_member("capabilities")["extensions"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let ext = extensions
+            .iter()
+            .find(|e| e["uri"] == EXTENSION_URI)
+            .expect("a loaded bundle's fragment carries the extension");
+        value::to_python(py, ext)
+    }
+
+    /// The AgentSkill entries for the Agent Card's `skills` (describe_skill first).
+    fn agent_skills<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value::to_python(py, self.fragment_member("skills"))
+    }
+
+    /// The Agent Card fragment `{"capabilities":{"extensions":[…]},"skills":[…]}`.
+    fn card_fragment<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value::to_python(py, self.bundle.card_fragment())
+    }
+
+    /// `base` (an A2A 1.0 AgentCard as a dict) with the extension and skills merged in,
+    /// as `skillbundle card --base` does. Raises `CardInvalid`.
+    fn agent_card<'py>(
+        &self,
+        py: Python<'py>,
+        base: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let base = value::to_json(base, MAX_DEPTH).map_err(|r| {
+            PyTypeError::new_err(format!(
+                "the base Agent Card is not a JSON value: at {}, {}",
+                if r.pointer.is_empty() {
+                    "/"
+                } else {
+                    &r.pointer
+                },
+                r.why.describe()
+            ))
+        })?;
+        match a2a::merge_card(&base, self.bundle.extension(), self.bundle.agent_skills()) {
+            Ok(card) => value::to_python(py, &card),
+            Err(e) => {
+                let class = error_class(py, &CARD_INVALID, "CardInvalid")?;
+                Err(PyErr::from_value(class.call1((e.to_string(),))?))
+            }
+        }
+    }
+
+    /// The active Skill Interface Document of `skill_id`, or None.
+    fn interface<'py>(&self, py: Python<'py>, skill_id: &str) -> PyResult<Bound<'py, PyAny>> {
+        match self.bundle.interface(skill_id) {
+            Some(doc) => value::to_python(py, doc),
+            None => Ok(py.None().into_bound(py)),
+        }
+    }
+
+    /// The describe_skill result object for `skill_id`. Raises `InterfaceError`.
+    fn describe_skill<'py>(&self, py: Python<'py>, skill_id: &str) -> PyResult<Bound<'py, PyAny>> {
+        match self.bundle.describe_skill(skill_id) {
+            Ok(v) => value::to_python(py, &v),
+            Err(e) => Err(interface_error(py, &e)),
+        }
+    }
+
+    /// Check a skill request object (the request Message's Data Part value): returns
+    /// `Describe` or `Invoke`, or raises `InterfaceError`.
+    fn check_request<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let stage = Detected::BeforeAcceptance;
+        let request = self.json_arg(py, data, Condition::InputInvalid, stage, "the request")?;
+        let checked = py.detach(|| {
+            self.bundle.check_request(&request).map(|r| match r {
+                Request::Describe { skill_id } => (true, skill_id.to_string()),
+                Request::Invoke { skill_id, .. } => (false, skill_id.to_string()),
+            })
+        });
+        match checked {
+            Ok((true, skill_id)) => Ok(Bound::new(py, PyDescribe { skill_id })?.into_any()),
+            Ok((false, skill_id)) => {
+                // The caller's own arguments object: validated, never copied back.
+                let arguments = data
+                    .get_item("arguments")
+                    .map_err(|_| PyValueError::new_err("the request has no arguments"))?
+                    .unbind();
+                Ok(Bound::new(
+                    py,
+                    PyInvoke {
+                        skill_id,
+                        arguments,
+                    },
+                )?
+                .into_any())
+            }
+            Err(e) => Err(interface_error(py, &e)),
+        }
+    }
+
+    /// Validate a domain output against the skill's output_schema. Raises
+    /// `InterfaceError` (`output_invalid`, `TASK_STATE_FAILED`).
+    fn check_result(
+        &self,
+        py: Python<'_>,
+        skill_id: &str,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let stage = Detected::DuringProcessing;
+        let v = self.json_arg(py, value, Condition::OutputInvalid, stage, "the result")?;
+        py.detach(|| self.bundle.check_result(skill_id, &v))
+            .map_err(|e| interface_error(py, &e))
+    }
+
+    /// Check the data of a result Artifact's Data Part: the skill result object
+    /// `{"skill": skill_id, "result": <output>}`, whose `result` must conform to the
+    /// output_schema. Raises `InterfaceError` (`output_invalid`).
+    fn check_result_object(
+        &self,
+        py: Python<'_>,
+        skill_id: &str,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let stage = Detected::DuringProcessing;
+        let v = self.json_arg(
+            py,
+            data,
+            Condition::OutputInvalid,
+            stage,
+            "the result object",
+        )?;
+        let shape_ok = v.get("skill").and_then(Value::as_str) == Some(skill_id)
+            && v.get("result").is_some()
+            && v.as_object().is_some_and(|o| o.len() == 2);
+        if !shape_ok {
+            let error = ErrorObject::new(
+                Condition::OutputInvalid,
+                stage,
+                format!(
+                    "the result Artifact of {skill_id} must carry the skill result object {{\"skill\": \"{skill_id}\", \"result\": <output>}} as its Data Part"
+                ),
+            );
+            return Err(interface_error(py, &error));
+        }
+        py.detach(|| self.bundle.check_result(skill_id, &v["result"]))
+            .map_err(|e| interface_error(py, &e))
+    }
+
+    /// Validate a supporting record of `kind`. Raises `InterfaceError` (`output_invalid`).
+    fn check_record(
+        &self,
+        py: Python<'_>,
+        skill_id: &str,
+        kind: &str,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let stage = Detected::DuringProcessing;
+        let v = self.json_arg(py, value, Condition::OutputInvalid, stage, "the record")?;
+        py.detach(|| self.bundle.check_record(skill_id, kind, &v))
+            .map_err(|e| interface_error(py, &e))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<skillbundle.Bundle {} {} ({} skills, {})>",
+            self.bundle.name(),
+            self.bundle.version(),
+            self.bundle.skill_ids().count(),
+            self.bundle.signature()
+        )
+    }
+}
+
+/// The extension module `skillbundle._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyBundle>()?;
+    m.add_class::<PyDescribe>()?;
+    m.add_class::<PyInvoke>()?;
+    m.add("EXTENSION_URI", EXTENSION_URI)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

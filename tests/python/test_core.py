@@ -1,0 +1,246 @@
+"""The core API of the Python package, against the CLI on the same bundle."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pytest
+import skillbundle
+from skillbundle import Bundle, BundleRefused, CardInvalid, Describe, InterfaceError, Invoke
+
+from conftest import Signed, cli_json, run_cli
+
+SKILL = "evaluate_resource_condition"
+DIGEST = "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d"
+BASE_CARD = {
+    "name": "Network agent",
+    "description": "Answers network questions.",
+    "version": "1.0.0",
+    "supportedInterfaces": [
+        {"url": "http://127.0.0.1:1/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ],
+    "capabilities": {"streaming": False},
+    "defaultInputModes": ["application/json"],
+    "defaultOutputModes": ["application/json"],
+    "skills": [],
+}
+RESULT = {
+    "result": "condition_not_met",
+    "observed_value": 42,
+    "unit": "percent",
+    "supporting_record_refs": ["observation-7"],
+}
+RECORD = {
+    "record_id": "observation-7",
+    "resource_id": "network-resource-123",
+    "metric": "utilization",
+    "value": 42,
+    "unit": "percent",
+    "observed_at": "2026-08-11T12:00:01Z",
+}
+
+
+@pytest.fixture(scope="module")
+def bundle(signed: Signed) -> Bundle:
+    return Bundle.open(signed.bundle, trust=[signed.jwk])
+
+
+def test_opens_with_every_kind_of_trusted_key(signed: Signed) -> None:
+    for trust in ([signed.jwk], [str(signed.pem)], [signed.jwk_dict()]):
+        b = Bundle.open(str(signed.bundle), trust=trust)
+        assert b.verified
+        assert b.name == "example-network-skills" and b.version == "0.1.0"
+
+
+def test_skills_match_verify(bundle: Bundle, signed: Signed) -> None:
+    verify = cli_json("verify", signed.bundle, "--trust", signed.jwk)
+    assert bundle.skills == verify["skills"]
+    assert {"skill_id": SKILL, "skill_version": "1.0", "interface_digest": DIGEST} in bundle.skills
+
+
+def test_extension_and_agent_skills(bundle: Bundle) -> None:
+    ext = bundle.extension()
+    assert ext["uri"] == skillbundle.EXTENSION_URI
+    assert ext["params"]["interface_version"] == "1.0"
+    assert ext["params"]["skills"] == bundle.skills
+    skills = bundle.agent_skills()
+    assert [s["id"] for s in skills][0] == "describe_skill"
+    assert {s["id"] for s in skills} == {"describe_skill"} | {s["skill_id"] for s in bundle.skills}
+
+
+def test_agent_card_is_the_cli_merge(bundle: Bundle, signed: Signed) -> None:
+    base = signed.dir / "base.json"
+    base.write_text(json.dumps(BASE_CARD))
+    cli = json.loads(run_cli("card", signed.bundle, "--trust", signed.jwk, "--base", base).stdout)
+    assert bundle.agent_card(BASE_CARD) == cli
+    assert BASE_CARD["skills"] == []  # the caller's dict is not modified
+    with pytest.raises(CardInvalid) as e:
+        bundle.agent_card(cli)  # already carries the extension
+    assert e.value.code == "card_invalid"
+
+
+def test_describe_skill_is_the_cli_describe(bundle: Bundle, signed: Signed) -> None:
+    cli = json.loads(run_cli("describe", signed.bundle, SKILL, "--trust", signed.jwk).stdout)
+    assert bundle.describe_skill(SKILL) == cli
+    assert bundle.interface(SKILL) == cli["result"]["interface"]
+    assert bundle.interface("nope") is None
+    with pytest.raises(InterfaceError) as e:
+        bundle.describe_skill("nope")
+    assert e.value.code == "skill_not_advertised"
+
+
+def test_valid_invocation_returns_the_callers_arguments(bundle: Bundle, example_request: dict) -> None:
+    checked = bundle.check_request(example_request)
+    assert isinstance(checked, Invoke)
+    assert checked == Invoke(SKILL, example_request["arguments"])
+    assert checked.arguments is example_request["arguments"]  # not a copy
+    match checked:
+        case Invoke(skill_id, arguments):
+            assert skill_id == SKILL and arguments["resource_id"] == "network-resource-123"
+        case _:
+            pytest.fail("not an Invoke")
+
+
+def test_describe_request(bundle: Bundle) -> None:
+    checked = bundle.check_request({"skill": "describe_skill", "arguments": {"skill_id": SKILL}})
+    assert checked == Describe(SKILL)
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_request({"skill": "describe_skill", "arguments": {"skill_id": SKILL, "version": "1.0"}})
+    assert (e.value.code, e.value.task_state) == ("input_invalid", "TASK_STATE_REJECTED")
+
+
+def test_request_errors_are_the_drafts(bundle: Bundle, example_request: dict) -> None:
+    stale = dict(example_request, interface_digest="sha256:" + "0" * 64)
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_request(stale)
+    assert e.value.code == "interface_mismatch"
+    assert e.value.task_state == "TASK_STATE_REJECTED"
+    assert e.value.to_dict()["error"]["code"] == "interface_mismatch"
+
+    invalid = copy.deepcopy(example_request)
+    del invalid["arguments"]["condition"]["unit"]
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_request(invalid)
+    assert (e.value.code, e.value.task_state) == ("input_invalid", "TASK_STATE_REJECTED")
+    assert e.value.details[0]["instance_path"] == "/condition"
+    assert e.value.details[0]["keyword"] == "required"
+    # The same error object as the CLI's `validate`.
+    assert set(e.value.to_dict()) == {"error"}
+
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_request({"skill": "unknown_skill"})
+    assert e.value.code == "skill_not_advertised"
+
+
+def test_cli_validate_agrees(bundle: Bundle, signed: Signed, example_request: dict) -> None:
+    invalid = copy.deepcopy(example_request)
+    invalid["arguments"]["condition"]["operator"] = "between"
+    path = signed.dir / "invalid-request.json"
+    path.write_text(json.dumps(invalid))
+    proc = run_cli("validate", signed.bundle, "--trust", signed.jwk, "--request", path, check=False)
+    assert proc.returncode == 1
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_request(invalid)
+    assert e.value.to_dict() == json.loads(proc.stdout)
+
+
+def test_results_and_records(bundle: Bundle) -> None:
+    bundle.check_result(SKILL, RESULT)
+    bundle.check_record(SKILL, "resource-observation", RECORD)
+    bundle.check_result_object(SKILL, {"skill": SKILL, "result": RESULT})
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_result(SKILL, dict(RESULT, result="maybe"))
+    assert (e.value.code, e.value.task_state) == ("output_invalid", "TASK_STATE_FAILED")
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_record(SKILL, "resource-observation", {k: v for k, v in RECORD.items() if k != "observed_at"})
+    assert e.value.code == "output_invalid"
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_record(SKILL, "resource-observation", dict(RECORD, observed_at="yesterday"))
+    assert e.value.details[0]["keyword"] == "format"
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_record(SKILL, "no-such-kind", RECORD)
+    assert e.value.code == "output_invalid"
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_result_object(SKILL, RESULT)
+    assert e.value.code == "output_invalid"
+
+
+@pytest.mark.parametrize(
+    "bad, pointer",
+    [
+        (2**53, "/value"),
+        (-(2**53), "/value"),
+        (2**80, "/value"),
+        (math.nan, "/value"),
+        (math.inf, "/value"),
+        (1e20, "/value"),
+    ],
+)
+def test_numbers_beyond_ijson_are_refused(bundle: Bundle, bad: object, pointer: str) -> None:
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_record(SKILL, "resource-observation", dict(RECORD, value=bad))
+    assert e.value.code == "output_invalid"
+    assert e.value.details == [{"instance_path": pointer}]
+    if isinstance(bad, int):
+        assert str(bad) not in e.value.message  # the value is never echoed
+
+
+def test_the_largest_safe_integer_passes(bundle: Bundle) -> None:
+    bundle.check_record(SKILL, "resource-observation", dict(RECORD, value=2**53 - 1))
+    bundle.check_record(SKILL, "resource-observation", dict(RECORD, value=-(2**53 - 1)))
+
+
+def test_non_json_objects_are_type_errors(bundle: Bundle, example_request: dict) -> None:
+    with pytest.raises(TypeError, match="member name must be a str"):
+        bundle.check_request(dict(example_request, arguments={1: "x"}))
+    with pytest.raises(TypeError, match="has no JSON form"):
+        bundle.check_result(SKILL, {"result": {1, 2}})
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_result(SKILL, {"unit": "\ud800"})
+    assert e.value.code == "output_invalid"
+
+
+def test_deep_values_are_a_resource_limit(bundle: Bundle) -> None:
+    deep: object = 0
+    for _ in range(10_000):
+        deep = [deep]
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_result(SKILL, deep)
+    assert e.value.code == "resource_limit_exceeded"
+    assert e.value.task_state == "TASK_STATE_FAILED"
+
+
+def test_tampered_bundle_is_refused_with_the_clis_code(signed: Signed) -> None:
+    data = bytearray(signed.bundle.read_bytes())
+    data[len(data) // 2] ^= 0x55
+    tampered = signed.dir / "tampered.tar.gz"
+    tampered.write_bytes(bytes(data))
+    cli = cli_json("verify", tampered, "--trust", signed.jwk, check=False)
+    with pytest.raises(BundleRefused) as e:
+        Bundle.open(tampered, trust=[signed.jwk])
+    assert e.value.codes == list(dict.fromkeys(f["code"] for f in cli["findings"]))
+    assert [f["code"] for f in e.value.findings] == [f["code"] for f in cli["findings"]]
+
+
+def test_untrusted_and_unsigned(signed: Signed) -> None:
+    other = signed.dir / "other"
+    run_cli("keygen", "--out", other)
+    with pytest.raises(BundleRefused) as e:
+        Bundle.open(signed.bundle, trust=[f"{other}.jwk.json"])
+    cli = cli_json("verify", signed.bundle, "--trust", f"{other}.jwk.json", check=False)
+    assert e.value.codes == ["untrusted_key"] == list(dict.fromkeys(f["code"] for f in cli["findings"]))
+    with pytest.raises(BundleRefused):
+        Bundle.open(signed.bundle)  # no key, unsigned not allowed
+    b = Bundle.open(signed.bundle, allow_unsigned=True)
+    assert not b.verified and "NOT VERIFIED" in b.signature
+
+
+def test_bad_trust_arguments(signed: Signed) -> None:
+    with pytest.raises(TypeError):
+        Bundle.open(signed.bundle, trust=str(signed.jwk))  # a single key, not a list
+    with pytest.raises(OSError):
+        Bundle.open(signed.bundle, trust=[signed.dir / "missing.jwk.json"])
+    with pytest.raises(ValueError):
+        Bundle.open(signed.bundle, trust=[{"kty": "RSA"}])
