@@ -21,9 +21,13 @@ pub mod bundle;
 pub mod client;
 pub mod compat;
 pub mod condition;
+#[cfg(feature = "oci")]
+pub mod credentials;
 pub mod digest;
 pub mod evolution;
 pub mod examples;
+#[cfg(feature = "oci")]
+pub mod fetch;
 pub mod finding;
 pub mod init;
 pub mod interface;
@@ -35,6 +39,8 @@ pub mod ledger;
 pub mod manifest;
 pub mod pipeline;
 pub mod pointer;
+#[cfg(feature = "oci")]
+pub mod registry;
 pub mod schema;
 pub mod version;
 pub mod workspace;

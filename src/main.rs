@@ -7,6 +7,10 @@
 // Findings travel on cold error paths only, as in the library.
 #![allow(clippy::result_large_err)]
 
+#[cfg(feature = "oci")]
+mod cli_pull;
+#[cfg(feature = "oci")]
+mod cli_push;
 mod render;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -148,10 +152,10 @@ enum Command {
     },
     /// Verify a bundle as an agent loads it: signatures, digests, documents, validators.
     #[command(
-        after_help = "Examples:\n  skillbundle verify dist/example-network-skills-0.1.0.tar.gz --trust keys/release.jwk.json\n  skillbundle verify bundle.tar.gz --trust old.jwk.json --trust new.jwk.json\n  skillbundle verify bundle.tar.gz --allow-unsigned      (development only: says the bundle is unsigned)\n\nAny failure refuses the whole bundle (exit status 1) with bundle_invalid, digest_mismatch,\nsignature_invalid, untrusted_key, interface_invalid or resource_limit_exceeded."
+        after_help = "Examples:\n  skillbundle verify dist/example-network-skills-0.1.0.tar.gz --trust keys/release.jwk.json\n  skillbundle verify bundle.tar.gz --trust old.jwk.json --trust new.jwk.json\n  skillbundle verify bundle.tar.gz --allow-unsigned      (development only: says the bundle is unsigned)\n  skillbundle verify oci://registry.example.com/skills/net:0.2.0 --trust keys/trusted.jwks.json\n\nAny failure refuses the whole bundle (exit status 1) with bundle_invalid, digest_mismatch,\nsignature_invalid, untrusted_key, interface_invalid or resource_limit_exceeded."
     )]
     Verify {
-        /// The bundle (.tar.gz).
+        /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
         bundle: PathBuf,
         #[command(flatten)]
         trust: TrustArgs,
@@ -161,7 +165,7 @@ enum Command {
         after_help = "Example:\n  skillbundle describe bundle.tar.gz evaluate_resource_condition --trust keys/release.jwk.json\n\nPrints {\"skill\":\"describe_skill\",\"result\":{\"interface_digest\",\"interface\"}}: the data an agent returns\nin the describe_skill Artifact. An unknown skill prints the skill_not_advertised error object (exit status 1)."
     )]
     Describe {
-        /// The bundle (.tar.gz).
+        /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
         bundle: PathBuf,
         /// The skill_id to describe.
         skill_id: String,
@@ -173,7 +177,7 @@ enum Command {
         after_help = "Examples:\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json > card.json\n\nWith --base, the extension is appended to capabilities.extensions and the skills (describe_skill\nincluded) to skills; a skill id already in the base is refused, and the result must be an A2A 1.0 AgentCard."
     )]
     Card {
-        /// The bundle (.tar.gz).
+        /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
         bundle: PathBuf,
         /// A base A2A 1.0 AgentCard (JSON) to merge the fragment into.
         #[arg(long, value_name = "FILE")]
@@ -187,7 +191,7 @@ enum Command {
     )]
     #[command(group(clap::ArgGroup::new("what").required(true).args(["request", "result", "record"])))]
     Validate {
-        /// The bundle (.tar.gz).
+        /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
         bundle: PathBuf,
         /// A skill request object (JSON file).
         #[arg(long, value_name = "FILE")]
@@ -201,22 +205,73 @@ enum Command {
         #[command(flatten)]
         trust: TrustArgs,
     },
+    /// Verify a bundle and push it to an OCI registry as a skillbundle artifact.
+    #[cfg(feature = "oci")]
+    #[command(after_help = cli_push::AFTER_HELP)]
+    Push {
+        /// The bundle (.tar.gz).
+        bundle: PathBuf,
+        /// Where to push: [oci://]REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Move a tag that names a release version even if it points to other content.
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
+    /// Pull a bundle from an OCI registry, verify it, and write it only if all passed.
+    #[cfg(feature = "oci")]
+    #[command(after_help = cli_pull::AFTER_HELP)]
+    Pull {
+        /// [oci://]REGISTRY/REPOSITORY:TAG or [oci://]REGISTRY/REPOSITORY@sha256:DIGEST.
+        reference: String,
+        /// The directory to write <name>-<version>.tar.gz into.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// An agent state directory: refuse rollbacks below the highest version it
+        /// records, and record what was accepted.
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+        #[command(flatten)]
+        trust: TrustArgs,
+    },
 }
 
 /// How a bundle is trusted; the same for every command that loads one.
 #[derive(Args)]
 struct TrustArgs {
-    /// A public key trusted to sign bundles: a JWK (PREFIX.jwk.json) or an SPKI PEM file.
-    /// Repeatable.
-    #[arg(long = "trust", value_name = "KEY", value_parser = public_key)]
-    trust: Vec<PublicKey>,
+    /// A public key trusted to sign bundles: a JWK (PREFIX.jwk.json), an SPKI PEM file,
+    /// or a JWK Set ({"keys": [...]}) holding several, e.g. during a rotation. Repeatable.
+    #[arg(long = "trust", value_name = "KEY", value_parser = key_set)]
+    trust: Vec<KeySet>,
     /// Accept a bundle that has no signature (development only; the output says so).
     #[arg(long)]
     allow_unsigned: bool,
+    /// Talk to the registry of an oci:// reference over plain HTTP, without TLS.
+    #[cfg(feature = "oci")]
+    #[arg(long)]
+    plain_http: bool,
 }
 
-fn public_key(path: &str) -> Result<PublicKey, String> {
-    PublicKey::read_file(Path::new(path)).map_err(|e| e.to_string())
+/// The keys of one `--trust` file.
+#[derive(Clone)]
+struct KeySet(Vec<PublicKey>);
+
+fn key_set(path: &str) -> Result<KeySet, String> {
+    skillbundle::keys::read_key_set(Path::new(path))
+        .map(KeySet)
+        .map_err(|e| e.to_string())
+}
+
+impl TrustArgs {
+    fn keys(&self) -> TrustedKeys {
+        let keys = TrustedKeys::new(self.trust.iter().flat_map(|s| s.0.clone()).collect());
+        if self.allow_unsigned {
+            keys.and_allow_unsigned()
+        } else {
+            keys
+        }
+    }
 }
 
 fn signing_key(path: &str) -> Result<SigningKeyPair, String> {
@@ -281,6 +336,34 @@ fn main() -> ExitCode {
             record,
             trust,
         } => validate(format, &bundle, &trust, request, result, record),
+        #[cfg(feature = "oci")]
+        Command::Push {
+            bundle,
+            reference,
+            force,
+            trust,
+        } => cli_push::push(
+            format,
+            &bundle,
+            &reference,
+            &trust.keys(),
+            trust.plain_http,
+            force,
+        ),
+        #[cfg(feature = "oci")]
+        Command::Pull {
+            reference,
+            out,
+            state,
+            trust,
+        } => cli_pull::pull(
+            format,
+            &reference,
+            &trust.keys(),
+            &out,
+            state.as_deref(),
+            trust.plain_http,
+        ),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
@@ -628,14 +711,19 @@ fn keygen(format: Format, prefix: &Path, pem: bool, force: bool) -> ExitCode {
 /// Load a bundle the way every agent-side command does; on failure, report the
 /// findings and return the exit status.
 fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, ExitCode> {
-    let mut keys = TrustedKeys::new(trust.trust.clone());
-    if trust.allow_unsigned {
-        keys = keys.and_allow_unsigned();
-    }
-    let bundle = Bundle::open_path(path, &keys).map_err(|findings| {
-        let doc = json!({"ok": false, "findings": findings});
-        render::report_with(format, &findings, &doc, Vec::new, "the bundle was refused")
-    })?;
+    let keys = trust.keys();
+    #[cfg(feature = "oci")]
+    let pulled = path
+        .to_str()
+        .and_then(|text| cli_pull::open_reference(text, &keys, trust.plain_http));
+    #[cfg(not(feature = "oci"))]
+    let pulled = None;
+    let bundle = pulled
+        .unwrap_or_else(|| Bundle::open_path(path, &keys))
+        .map_err(|findings| {
+            let doc = json!({"ok": false, "findings": findings});
+            render::report_with(format, &findings, &doc, Vec::new, "the bundle was refused")
+        })?;
     if let Some(warning) = unverified_warning(&bundle) {
         render::warn(format, &warning);
     }
