@@ -575,10 +575,13 @@ fn registry_finding(e: OciDistributionError, reference: &str) -> Finding {
             } else {
                 "the request to the registry failed"
             };
-            let cause = std::error::Error::source(&e)
-                .and_then(std::error::Error::source)
-                .map(|c| format!(": {c}"))
-                .unwrap_or_default();
+            // The innermost cause ("Connection refused", "dns error: ..."): the outer
+            // layers only repeat the URL.
+            let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(&e);
+            while let Some(next) = cause.and_then(std::error::Error::source) {
+                cause = Some(next);
+            }
+            let cause = cause.map(|c| format!(": {c}")).unwrap_or_default();
             Finding::new(Code::RegistryError, format!("{what}{cause}"), at).with_help(
                 "check the address and that the registry is up; a registry without TLS needs --plain-http",
             )
