@@ -50,7 +50,8 @@ fn pull_and_open(
     Ok((bundle, pulled.bytes, pulled.pinned))
 }
 
-fn refuse(format: Format, findings: Vec<Finding>, outcome: &str) -> ExitCode {
+/// Report findings that refused the command (also used by `push`).
+pub fn refuse(format: Format, findings: Vec<Finding>, outcome: &str) -> ExitCode {
     let doc = json!({"ok": false, "findings": findings});
     render::report_with(format, &findings, &doc, Vec::new, outcome)
 }

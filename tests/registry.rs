@@ -190,6 +190,23 @@ fn push(ws: &Path, bundle: &str, reference: &str, extra: &[&str]) -> Run {
     run(&args, ws)
 }
 
+/// `pull REFERENCE --trust TRUST --out OUT --plain-http --format json EXTRA...` in `ws`.
+fn pull(ws: &Path, reference: &str, out: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "pull",
+        reference,
+        "--trust",
+        TRUST,
+        "--out",
+        out,
+        "--plain-http",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args, ws)
+}
+
 fn files_in(dir: &Path) -> Vec<PathBuf> {
     match std::fs::read_dir(dir) {
         Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
@@ -574,19 +591,11 @@ fn artifacts_uploaded_by_plain_http_are_pulled_and_checked() {
     );
 
     let pull = |tag: &str, out: &str| {
-        run(
-            &[
-                "pull",
-                &format!("oci://{}/{repo}:{tag}", registry.host()),
-                "--trust",
-                TRUST,
-                "--out",
-                out,
-                "--plain-http",
-                "--format",
-                "json",
-            ],
+        pull(
             ws.path(),
+            &format!("oci://{}/{repo}:{tag}", registry.host()),
+            out,
+            &[],
         )
     };
     let good = pull("good", "good");
@@ -667,19 +676,11 @@ fn a_blob_redirect_to_another_host_is_followed_and_the_digest_still_checked() {
     let d2 = registry::sha256(&std::fs::read(ws.path().join(V2)).unwrap());
 
     let pull_through = |proxy: u16, out: &str| {
-        run(
-            &[
-                "pull",
-                &format!("oci://127.0.0.1:{proxy}/skills/net:0.1.0"),
-                "--trust",
-                TRUST,
-                "--out",
-                out,
-                "--plain-http",
-                "--format",
-                "json",
-            ],
+        pull(
             ws.path(),
+            &format!("oci://127.0.0.1:{proxy}/skills/net:0.1.0"),
+            out,
+            &[],
         )
     };
     let followed = pull_through(redirecting_proxy(registry.port, None), "followed");
@@ -711,18 +712,11 @@ fn basic_auth_uses_the_standard_credentials_file() {
         } else {
             let _ = std::fs::remove_file(&auth_file);
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_skillbundle"))
-            .args(args)
-            .current_dir(ws.path())
-            .env("REGISTRY_AUTH_FILE", &auth_file)
-            .env_remove("SOURCE_DATE_EPOCH")
-            .output()
-            .unwrap();
-        Run {
-            status: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        run_env(
+            args,
+            ws.path(),
+            &[("REGISTRY_AUTH_FILE", auth_file.as_os_str())],
+        )
     };
     let push_args = [
         "push",
@@ -792,22 +786,8 @@ fn an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks() {
     };
     assert_eq!(refused[0].code.as_str(), "rollback_refused");
     // `pull --state` refuses the same way and writes nothing.
-    let pulled = run(
-        &[
-            "pull",
-            &stable,
-            "--trust",
-            TRUST,
-            "--out",
-            "out",
-            "--state",
-            state.path().to_str().unwrap(),
-            "--plain-http",
-            "--format",
-            "json",
-        ],
-        ws.path(),
-    );
+    let state_arg = state.path().to_str().unwrap();
+    let pulled = pull(ws.path(), &stable, "out", &["--state", state_arg]);
     assert_eq!(pulled.status, 1, "{}", pulled.stdout);
     pulled.finding("rollback_refused");
     assert!(files_in(&ws.path().join("out")).is_empty());
