@@ -60,6 +60,18 @@ pub enum Code {
     InterfaceInvalid,
     /// A base Agent Card is not an A2A 1.0 AgentCard or cannot take the bundle's fragment.
     CardInvalid,
+    /// A registry could not be reached, or answered with a server or protocol error.
+    RegistryError,
+    /// A registry refused the credentials, or asked for some and none were found.
+    RegistryUnauthorized,
+    /// No manifest or blob at the reference.
+    ArtifactNotFound,
+    /// A registry artifact is not a skillbundle bundle (artifactType, media types, layers).
+    ArtifactInvalid,
+    /// A push would move a release-version tag to different content.
+    TagImmutable,
+    /// A bundle older than one already accepted was refused (anti-rollback).
+    RollbackRefused,
     /// A file could not be read or written (exit status 2).
     Io,
     /// A schema uses a keyword the dialect does not define (strict lint).
@@ -96,6 +108,12 @@ impl Code {
         Code::UntrustedKey,
         Code::InterfaceInvalid,
         Code::CardInvalid,
+        Code::RegistryError,
+        Code::RegistryUnauthorized,
+        Code::ArtifactNotFound,
+        Code::ArtifactInvalid,
+        Code::TagImmutable,
+        Code::RollbackRefused,
         Code::Io,
         Code::UnknownKeyword,
         Code::RequiredUndeclared,
@@ -128,6 +146,12 @@ impl Code {
             Code::UntrustedKey => "untrusted_key",
             Code::InterfaceInvalid => "interface_invalid",
             Code::CardInvalid => "card_invalid",
+            Code::RegistryError => "registry_error",
+            Code::RegistryUnauthorized => "registry_unauthorized",
+            Code::ArtifactNotFound => "artifact_not_found",
+            Code::ArtifactInvalid => "artifact_invalid",
+            Code::TagImmutable => "tag_immutable",
+            Code::RollbackRefused => "rollback_refused",
             Code::Io => "io_error",
             Code::UnknownKeyword => "unknown_keyword",
             Code::RequiredUndeclared => "required_undeclared",
@@ -169,6 +193,18 @@ impl Code {
             Code::LockInvalid => {
                 "skillbundle.lock is malformed, or an entry is inconsistent or duplicated"
             }
+            Code::RegistryError => {
+                "a registry could not be reached or answered with an error (exit status 2)"
+            }
+            Code::RegistryUnauthorized => {
+                "a registry refused the credentials, or none were found (exit status 2)"
+            }
+            Code::ArtifactNotFound => "no manifest or blob at the reference (exit status 2)",
+            Code::ArtifactInvalid => {
+                "a registry artifact is not a skillbundle bundle (artifactType, media types, layers)"
+            }
+            Code::TagImmutable => "a push would move a release-version tag to different content",
+            Code::RollbackRefused => "a bundle older than the highest version already accepted",
             Code::Io => "a file could not be read or written (exit status 2)",
             Code::UnknownKeyword => {
                 "a schema keyword the dialect does not define (allow it in lint.allow_keywords)"
@@ -203,7 +239,10 @@ impl Code {
     /// Whether the finding is an environment problem (exit status 2) rather than a
     /// failed check on the input (exit status 1).
     pub fn is_usage_or_io(self) -> bool {
-        matches!(self, Code::Io)
+        matches!(
+            self,
+            Code::Io | Code::RegistryError | Code::RegistryUnauthorized | Code::ArtifactNotFound
+        )
     }
 
     /// How serious a finding with this code is: every code is an error except the

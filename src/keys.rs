@@ -589,6 +589,49 @@ impl PublicKey {
     }
 }
 
+/// Reads the trusted keys a file holds: one public key (JWK or SPKI PEM, see
+/// [`PublicKey::parse`]) or an RFC 7517 JWK Set, `{"keys": [...]}`, which is how a
+/// vendor announces a rotation: the old and the new key side by side, each verifying
+/// alone. The whole text is strict I-JSON (duplicate members anywhere are refused); every
+/// key of a set must be a valid Ed25519 public signing key and a set may not be empty,
+/// so a typo never silently narrows what is trusted. Keys listed twice are kept once.
+pub fn parse_key_set(text: &str) -> Result<Vec<PublicKey>, KeyError> {
+    if !text.trim_start().starts_with('{') {
+        return PublicKey::from_spki_pem(text).map(|key| vec![key]);
+    }
+    let value = crate::json::parse(text.as_bytes())
+        .map_err(|e| KeyError::InvalidJwk(format!("not valid JSON: {e}")))?;
+    let Some(keys) = value.get("keys") else {
+        return PublicKey::from_jwk(&value).map(|key| vec![key]);
+    };
+    let Value::Array(keys) = keys else {
+        return Err(KeyError::InvalidJwk(
+            "a JWK Set's \"keys\" must be an array of JWKs".into(),
+        ));
+    };
+    if keys.is_empty() {
+        return Err(KeyError::InvalidJwk(
+            "the JWK Set's \"keys\" is empty: it would trust nothing".into(),
+        ));
+    }
+    let mut out: Vec<PublicKey> = Vec::with_capacity(keys.len());
+    for (i, jwk) in keys.iter().enumerate() {
+        let key = PublicKey::from_jwk(jwk).map_err(|e| match e {
+            KeyError::InvalidJwk(why) => KeyError::InvalidJwk(format!("key {i} of the set: {why}")),
+            other => other,
+        })?;
+        if !out.iter().any(|k| k.kid() == key.kid()) {
+            out.push(key);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads a trusted-key file: one key or a JWK Set (see [`parse_key_set`]).
+pub fn read_key_set(path: &Path) -> Result<Vec<PublicKey>, KeyError> {
+    parse_key_set(&read_text(path)?)
+}
+
 /// The RFC 7638 JWK thumbprint of an Ed25519 public key: base64url (no padding) of
 /// SHA-256 over `{"crv":"Ed25519","kty":"OKP","x":"<x>"}` — the required members in
 /// lexicographic order, no whitespace (the same bytes JCS would produce; `x` is
@@ -1482,5 +1525,35 @@ tWn63XshyHNOY2c/CfZGbS5rIBrazMOWH6xDgXSbJc7FW0vAcUR8UDkh3A==
             key.public_key()
         );
         assert_eq!(openssl_public, key.public_key().to_spki_pem());
+    }
+
+    #[test]
+    fn a_jwk_set_holds_every_key_of_a_rotation() {
+        let old = SigningKeyPair::from_seed(&[1; 32]).public_key();
+        let new = SigningKeyPair::from_seed(&[2; 32]).public_key();
+        let set = serde_json::json!({"keys": [old.to_jwk(), new.to_jwk(), old.to_jwk()]});
+        let keys = parse_key_set(&set.to_string()).unwrap();
+        let kids: Vec<&str> = keys.iter().map(|k| k.kid()).collect();
+        assert_eq!(kids, [old.kid(), new.kid()]);
+        // One key alone, in either form, is a set of one.
+        assert_eq!(parse_key_set(&old.to_jwk_json()).unwrap().len(), 1);
+        assert_eq!(parse_key_set(&old.to_spki_pem()).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_jwk_set_with_a_bad_key_or_no_key_is_refused() {
+        let good = SigningKeyPair::from_seed(&[1; 32]).public_key().to_jwk();
+        for (text, why) in [
+            (r#"{"keys": []}"#.to_string(), "empty"),
+            (r#"{"keys": {}}"#.to_string(), "array"),
+            (
+                serde_json::json!({"keys": [good, {"kty": "RSA"}]}).to_string(),
+                "key 1 of the set",
+            ),
+            (r#"{"keys": [], "keys": []}"#.to_string(), "JSON"),
+        ] {
+            let err = parse_key_set(&text).unwrap_err().to_string();
+            assert!(err.contains(why), "{text}: {err}");
+        }
     }
 }

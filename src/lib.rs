@@ -23,9 +23,13 @@ pub mod card_signature;
 pub mod client;
 pub mod compat;
 pub mod condition;
+#[cfg(feature = "oci")]
+pub mod credentials;
 pub mod digest;
 pub mod evolution;
 pub mod examples;
+#[cfg(feature = "oci")]
+pub mod fetch;
 pub mod finding;
 pub mod init;
 pub mod interface;
@@ -42,6 +46,8 @@ pub mod pipeline;
 pub mod pointer;
 #[cfg(feature = "python")]
 pub mod python;
+#[cfg(feature = "oci")]
+pub mod registry;
 pub mod schema;
 pub mod shared_schemas;
 pub mod version;

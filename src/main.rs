@@ -63,6 +63,10 @@ enum Command {
     VerifyCard(card::VerifyArgs),
     Client(client::Args),
     Validate(validate::Args),
+    #[cfg(feature = "oci")]
+    Push(push::Args),
+    #[cfg(feature = "oci")]
+    Pull(pull::Args),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +99,10 @@ fn main() -> ExitCode {
         Command::VerifyCard(args) => card::run_verify(format, args),
         Command::Client(args) => client::run(format, args),
         Command::Validate(args) => validate::run(format, args),
+        #[cfg(feature = "oci")]
+        Command::Push(args) => push::run(format, args),
+        #[cfg(feature = "oci")]
+        Command::Pull(args) => pull::run(format, args),
     };
     output::finish(status)
 }

@@ -15,7 +15,7 @@ fn root() -> &'static Path {
 fn the_action_declares_its_inputs_and_runs_the_tool() {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
     let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
-    for input in ["workspace", "locked", "signing-key", "out"] {
+    for input in ["workspace", "locked", "signing-key", "out", "push", "trust"] {
         assert!(
             action["inputs"][input]["description"].is_string(),
             "input {input}"

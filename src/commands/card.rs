@@ -22,7 +22,7 @@ use std::process::ExitCode;
     after_help = "Examples:\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json > card.json\n  skillbundle card bundle.tar.gz --trust keys/release.jwk.json --base agent-card.json --sign-key keys/card.key\n\nWith --base, the base is checked as A2A 1.0 defines AgentCard (one finding per problem, with its pointer),\nthe extension is appended to capabilities.extensions and the skills (describe_skill included) to skills.\nA base entry for a bundle skill is merged into the bundle's: it may add members the bundle leaves unset\n(securityRequirements), a conflicting member is refused. A base carrying signatures is refused (they would\nbe stale) unless --sign-key is given: then they are dropped, and the merged card is signed in the canonical\nform a2a-sdk verifies (see verify-card)."
 )]
 pub struct Args {
-    /// The bundle (.tar.gz).
+    /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
     bundle: PathBuf,
     /// A base A2A 1.0 AgentCard (JSON) to merge the fragment into.
     #[arg(long, value_name = "FILE")]

@@ -12,7 +12,7 @@ use std::process::ExitCode;
     after_help = "Example:\n  skillbundle describe bundle.tar.gz evaluate_resource_condition --trust keys/release.jwk.json\n\nPrints {\"skill\":\"describe_skill\",\"result\":{\"interface_digest\",\"interface\"}}: the data an agent returns\nin the describe_skill Artifact. An unknown skill prints the skill_not_advertised error object (exit status 1)."
 )]
 pub struct Args {
-    /// The bundle (.tar.gz).
+    /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
     bundle: PathBuf,
     /// The skill_id to describe.
     skill_id: String,

@@ -19,6 +19,10 @@ pub mod init;
 pub mod inspect;
 pub mod keygen;
 pub mod man;
+#[cfg(feature = "oci")]
+pub mod pull;
+#[cfg(feature = "oci")]
+pub mod push;
 pub mod validate;
 pub mod verify;
 
@@ -34,13 +38,39 @@ use std::process::ExitCode;
 /// How a bundle is trusted; the same for every command that loads one.
 #[derive(clap::Args)]
 pub struct TrustArgs {
-    /// A public key trusted to sign bundles: a JWK (PREFIX.jwk.json) or an SPKI PEM file.
-    /// Repeatable.
-    #[arg(long = "trust", value_name = "KEY", value_parser = public_key)]
-    pub trust: Vec<PublicKey>,
+    /// A public key trusted to sign bundles: a JWK (PREFIX.jwk.json), an SPKI PEM file,
+    /// or a JWK Set ({"keys": [...]}) holding several, e.g. during a rotation. Repeatable.
+    #[arg(long = "trust", value_name = "KEY", value_parser = key_set)]
+    pub trust: Vec<KeySet>,
     /// Accept a bundle that has no signature (development only; the output says so).
     #[arg(long)]
     pub allow_unsigned: bool,
+    /// Talk to the registry of an oci:// reference over plain HTTP, without TLS.
+    #[cfg(feature = "oci")]
+    #[arg(long)]
+    pub plain_http: bool,
+}
+
+/// The keys of one `--trust` file.
+#[derive(Clone)]
+pub struct KeySet(Vec<PublicKey>);
+
+fn key_set(path: &str) -> Result<KeySet, String> {
+    skillbundle::keys::read_key_set(Path::new(path))
+        .map(KeySet)
+        .map_err(|e| e.to_string())
+}
+
+impl TrustArgs {
+    /// Every key of every `--trust` file, and whether unsigned bundles are allowed.
+    pub fn keys(&self) -> TrustedKeys {
+        let keys = TrustedKeys::new(self.trust.iter().flat_map(|s| s.0.clone()).collect());
+        if self.allow_unsigned {
+            keys.and_allow_unsigned()
+        } else {
+            keys
+        }
+    }
 }
 
 pub fn public_key(path: &str) -> Result<PublicKey, String> {
@@ -158,11 +188,15 @@ pub fn progress(format: Format) -> (pipeline::Progress, Option<indicatif::Progre
 /// Load a bundle the way every agent-side command does; on failure, report the
 /// findings and return the exit status.
 pub fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, ExitCode> {
-    let mut keys = TrustedKeys::new(trust.trust.clone());
-    if trust.allow_unsigned {
-        keys = keys.and_allow_unsigned();
-    }
-    let bundle = Bundle::open_path(path, &keys)
+    let keys = trust.keys();
+    #[cfg(feature = "oci")]
+    let pulled = path
+        .to_str()
+        .and_then(|text| pull::open_reference(text, &keys, trust.plain_http));
+    #[cfg(not(feature = "oci"))]
+    let pulled = None;
+    let bundle = pulled
+        .unwrap_or_else(|| Bundle::open_path(path, &keys))
         .map_err(|findings| fail_with(format, &findings, "the bundle was refused"))?;
     if let Some(warning) = unverified_warning(&bundle) {
         render::warn(format, &warning);

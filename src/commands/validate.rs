@@ -16,7 +16,7 @@ use std::process::ExitCode;
     after_help = "Examples:\n  skillbundle validate bundle.tar.gz --trust k.jwk.json --request request.json\n  skillbundle validate bundle.tar.gz --trust k.jwk.json --result evaluate_resource_condition result.json\n  skillbundle validate bundle.tar.gz --trust k.jwk.json --record evaluate_resource_condition resource-observation record.json\n\n--request takes a skill request object ({\"skill\",\"skill_version\",\"interface_digest\",\"arguments\"});\n--result takes the domain output (the skill result object's \"result\" member); --record a complete record.\nWhen invalid, prints the draft's error object (interface_mismatch, input_invalid, output_invalid, ...) and exits 1."
 )]
 pub struct Args {
-    /// The bundle (.tar.gz).
+    /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
     bundle: PathBuf,
     #[command(flatten)]
     subject: Subject,

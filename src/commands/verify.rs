@@ -12,10 +12,10 @@ use std::process::ExitCode;
 /// Verify a bundle as an agent loads it: signatures, digests, documents, validators.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  skillbundle verify dist/example-network-skills-0.1.0.tar.gz --trust keys/release.jwk.json\n  skillbundle verify bundle.tar.gz --trust old.jwk.json --trust new.jwk.json\n  skillbundle verify bundle.tar.gz --allow-unsigned      (development only: says the bundle is unsigned)\n\nAny failure refuses the whole bundle (exit status 1) with bundle_invalid, digest_mismatch,\nsignature_invalid, untrusted_key, interface_invalid or resource_limit_exceeded."
+    after_help = "Examples:\n  skillbundle verify dist/example-network-skills-0.1.0.tar.gz --trust keys/release.jwk.json\n  skillbundle verify bundle.tar.gz --trust old.jwk.json --trust new.jwk.json\n  skillbundle verify bundle.tar.gz --allow-unsigned      (development only: says the bundle is unsigned)\n  skillbundle verify oci://registry.example.com/skills/net:0.2.0 --trust keys/trusted.jwks.json\n\nAny failure refuses the whole bundle (exit status 1) with bundle_invalid, digest_mismatch,\nsignature_invalid, untrusted_key, interface_invalid or resource_limit_exceeded."
 )]
 pub struct Args {
-    /// The bundle (.tar.gz).
+    /// The bundle (.tar.gz), or oci://REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST) to pull it.
     bundle: PathBuf,
     #[command(flatten)]
     trust: TrustArgs,

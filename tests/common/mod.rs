@@ -73,10 +73,16 @@ impl Run {
 }
 
 pub fn run(args: &[&str], cwd: &Path) -> Run {
+    run_env(args, cwd, &[])
+}
+
+/// [`run`] with these environment variables set.
+pub fn run_env(args: &[&str], cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_skillbundle"))
         .args(args)
         .current_dir(cwd)
         .env_remove("SOURCE_DATE_EPOCH")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     Run {

@@ -1,0 +1,171 @@
+//! `skillbundle pull`, and `oci://` references wherever a bundle path is taken.
+//!
+//! Kept apart from `main.rs` so the command can move with the rest of the per-command
+//! handlers. All the checking is the library's ([`skillbundle::registry`],
+//! [`skillbundle::fetch`]); this file writes the verified file and renders.
+
+use super::{fail_with, TrustArgs};
+use crate::render::{self, Format};
+use serde_json::{json, Value};
+use skillbundle::bundle::{self, Bundle, SignatureStatus, TrustedKeys};
+use skillbundle::fetch::{self, Source};
+use skillbundle::finding::{Code, Finding};
+use skillbundle::registry::{self, ArtifactRef, Options};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The help shown under `skillbundle pull --help`.
+const AFTER_HELP: &str = "Examples:\n  skillbundle pull oci://registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json --out bundles/\n  skillbundle pull registry.example.com/skills/net@sha256:DIGEST --trust keys/trusted.jwks.json --out bundles/\n  skillbundle pull oci://localhost:5000/skills/net:stable --trust k.jwk.json --out b/ --state /var/lib/agent/skills --plain-http\n\nThe manifest's artifactType, media types and sizes are checked before the layer is downloaded; the\nlayer's digest is checked as it streams; then the bundle is verified exactly as `verify` does. Only\nthen is DIR/<name>-<version>.tar.gz written (atomically): on any failure nothing is written.\nWith --state DIR, a bundle older than the highest version already accepted there is refused\n(rollback_refused), and the state records what was accepted. --trust takes a JWK, a PEM, or a\nJWK Set ({\"keys\": [...]}) holding the keys of a rotation.";
+
+/// Pull a bundle from an OCI registry, verify it, and write it only if all passed.
+#[derive(clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// [oci://]REGISTRY/REPOSITORY:TAG or [oci://]REGISTRY/REPOSITORY@sha256:DIGEST.
+    reference: String,
+    /// The directory to write <name>-<version>.tar.gz into.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// An agent state directory: refuse rollbacks below the highest version it
+    /// records, and record what was accepted.
+    #[arg(long, value_name = "DIR")]
+    state: Option<PathBuf>,
+    #[command(flatten)]
+    trust: TrustArgs,
+}
+
+pub fn run(format: Format, args: Args) -> ExitCode {
+    pull(
+        format,
+        &args.reference,
+        &args.trust.keys(),
+        &args.out,
+        args.state.as_deref(),
+        args.trust.plain_http,
+    )
+}
+
+/// If `text` is an `oci://` reference, pull and open it (nothing is written).
+pub fn open_reference(
+    text: &str,
+    trust: &TrustedKeys,
+    plain_http: bool,
+) -> Option<Result<Bundle, Vec<Finding>>> {
+    registry::strip_scheme(text)?;
+    Some(pull_and_open(text, trust, plain_http).map(|(bundle, _, _)| bundle))
+}
+
+fn pull_and_open(
+    text: &str,
+    trust: &TrustedKeys,
+    plain_http: bool,
+) -> Result<(Bundle, Vec<u8>, String), Vec<Finding>> {
+    let reference = ArtifactRef::parse(text).map_err(|f| vec![f])?;
+    let options = Options {
+        plain_http,
+        credentials: None,
+    };
+    let limit = bundle::archive::ReadLimits::default().max_total_bytes;
+    let pulled = registry::block_on(registry::pull(&reference, &options, limit))
+        .and_then(|r| r)
+        .map_err(|f| vec![f])?;
+    let bundle = Bundle::open(&pulled.bytes, trust).map_err(|mut findings| {
+        for f in &mut findings {
+            f.location.file.get_or_insert_with(|| text.into());
+        }
+        findings
+    })?;
+    Ok((bundle, pulled.bytes, pulled.pinned))
+}
+
+/// Pull `reference`, verify it, and write it into `out`.
+fn pull(
+    format: Format,
+    reference: &str,
+    trust: &TrustedKeys,
+    out: &Path,
+    state: Option<&Path>,
+    plain_http: bool,
+) -> ExitCode {
+    let nothing = "the bundle was refused; nothing was written";
+    let (bundle, bytes, pinned, previous) = match state {
+        None => match pull_and_open(reference, trust, plain_http) {
+            Ok((bundle, bytes, pinned)) => (bundle, bytes, pinned, None),
+            Err(findings) => return fail_with(format, &findings, nothing),
+        },
+        Some(dir) => {
+            let options = Options {
+                plain_http,
+                credentials: None,
+            };
+            match fetch::fetch(reference, trust, dir, &options) {
+                Ok(fetch::Fetched {
+                    source: Source::Registry { pinned, previous },
+                    bundle,
+                    file,
+                }) => match std::fs::read(&file) {
+                    Ok(bytes) => (bundle, bytes, pinned, previous),
+                    Err(e) => {
+                        let f = Finding::at_file(
+                            Code::Io,
+                            format!("cannot read back the bundle kept in the state directory: {e}"),
+                            &file,
+                        );
+                        return fail_with(format, &[f], "nothing was written");
+                    }
+                },
+                // The last good bundle is what an agent would run on; `pull` reports the
+                // refusal instead, and writes nothing.
+                Ok(fetch::Fetched {
+                    source: Source::LastGood { refused, .. },
+                    bundle,
+                    ..
+                }) => {
+                    let outcome = format!(
+                        "the registry's bundle was refused; nothing was written (the state directory keeps {} {} as the last good bundle)",
+                        bundle.name(),
+                        bundle.version()
+                    );
+                    return fail_with(format, &refused, &outcome);
+                }
+                Err(findings) => return fail_with(format, &findings, nothing),
+            }
+        }
+    };
+    let name = format!("{}-{}.tar.gz", bundle.name(), bundle.version());
+    let dest = out.join(&name);
+    if let Err(e) = skillbundle::atomic_file::replace(&dest, ".pull-", |f| f.write_all(&bytes)) {
+        let f = Finding::at_file(Code::Io, format!("cannot write the bundle: {e}"), &dest);
+        return fail_with(format, &[f], "nothing was written");
+    }
+    let signature = match bundle.signature() {
+        SignatureStatus::Verified { by } => json!({"status": "verified", "signed_by": by}),
+        SignatureStatus::Unsigned => json!({"status": "unsigned"}),
+        SignatureStatus::NotVerified { signatures } => {
+            json!({"status": "not_verified", "signatures": signatures})
+        }
+    };
+    let doc = json!({
+        "ok": true,
+        "bundle": {"name": bundle.name(), "version": bundle.version(), "skills": bundle.skill_ids().count()},
+        "pinned": pinned,
+        "previous_version": previous,
+        "signature": signature,
+        "written": dest,
+        "findings": Value::Array(Vec::new()),
+    });
+    render::report(format, &[], &doc, || {
+        vec![
+            format!(
+                "pulled {} {} ({} skills), {}",
+                bundle.name(),
+                bundle.version(),
+                bundle.skill_ids().count(),
+                bundle.signature()
+            ),
+            format!("  from {pinned}"),
+            format!("  wrote {}", dest.display()),
+        ]
+    })
+}

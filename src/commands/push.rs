@@ -1,0 +1,115 @@
+//! `skillbundle push`: publish a verified bundle to an OCI registry.
+//!
+//! Kept apart from `main.rs` so the command can move with the rest of the per-command
+//! handlers; it only parses nothing, calls the library and renders.
+
+use super::{fail_with, TrustArgs};
+use crate::render::{self, Format};
+use serde_json::json;
+use skillbundle::bundle::{self, Bundle, TrustedKeys};
+use skillbundle::registry::{self, ArtifactRef, BundleInfo, Options};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The help shown under `skillbundle push --help`.
+const AFTER_HELP: &str = "Examples:\n  skillbundle push dist/net-skills-0.2.0.tar.gz registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json\n  skillbundle push dist/net-skills-0.2.0.tar.gz localhost:5000/skills/net:0.2.0 --trust keys/release.jwk.json --plain-http\n\nThe bundle is verified first (signed by a --trust key unless --allow-unsigned), then pushed as an OCI 1.1\nartifact: artifactType application/vnd.skillbundle.bundle.v1, the empty config, one layer that is the\n.tar.gz byte for byte, and annotations (title, version, created from SOURCE_DATE_EPOCH, bundle name,\nskill count). Pushing the same bundle twice gives the same digest. A tag that names a release version\nis never moved to other content (tag_immutable) unless --force; other tags (latest, stable) move.\nCredentials: REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, or ~/.docker/config.json\n(as written by `docker login` / `skopeo login`). Prints REGISTRY/REPOSITORY:TAG@sha256:DIGEST.";
+
+/// Verify a bundle and push it to an OCI registry as a skillbundle artifact.
+#[derive(clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// The bundle (.tar.gz).
+    bundle: PathBuf,
+    /// Where to push: [oci://]REGISTRY/REPOSITORY:TAG.
+    reference: String,
+    /// Move a tag that names a release version even if it points to other content.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    trust: TrustArgs,
+}
+
+pub fn run(format: Format, args: Args) -> ExitCode {
+    push(
+        format,
+        &args.bundle,
+        &args.reference,
+        &args.trust.keys(),
+        args.trust.plain_http,
+        args.force,
+    )
+}
+
+/// Verify `path` and push it to `reference`.
+fn push(
+    format: Format,
+    path: &Path,
+    reference: &str,
+    trust: &TrustedKeys,
+    plain_http: bool,
+    force: bool,
+) -> ExitCode {
+    let nothing = "nothing was pushed";
+    let limit = bundle::archive::ReadLimits::default().max_total_bytes;
+    let bytes = match bundle::read_file(path, limit) {
+        Ok(bytes) => bytes,
+        Err(f) => return fail_with(format, &[f], nothing),
+    };
+    let loaded = match Bundle::open(&bytes, trust) {
+        Ok(b) => b,
+        Err(mut findings) => {
+            for f in &mut findings {
+                f.location.file.get_or_insert_with(|| path.to_path_buf());
+            }
+            return fail_with(
+                format,
+                &findings,
+                "the bundle was refused; nothing was pushed",
+            );
+        }
+    };
+    let target = match ArtifactRef::parse(reference) {
+        Ok(r) => r,
+        Err(f) => return fail_with(format, &[f], nothing),
+    };
+    let info = BundleInfo {
+        name: loaded.name().to_string(),
+        version: loaded.version().to_string(),
+        skills: loaded.skill_ids().count(),
+    };
+    let options = Options {
+        plain_http,
+        credentials: None,
+    };
+    let pushed =
+        registry::block_on(registry::push(&bytes, &info, &target, &options, force)).and_then(|r| r);
+    let pushed = match pushed {
+        Ok(p) => p,
+        Err(f) => return fail_with(format, &[f], nothing),
+    };
+    let doc = json!({
+        "ok": true,
+        "bundle": {"name": info.name, "version": info.version, "skills": info.skills},
+        "reference": pushed.reference,
+        "digest": pushed.digest,
+        "unchanged": pushed.unchanged,
+        "moved": pushed.moved,
+        "findings": [],
+    });
+    render::report(format, &[], &doc, || {
+        let how = if pushed.unchanged {
+            "already there, unchanged"
+        } else if pushed.moved {
+            "pushed; the tag was moved from other content"
+        } else {
+            "pushed"
+        };
+        vec![
+            pushed.reference.clone(),
+            format!(
+                "  {} {} ({} skills): {how}",
+                info.name, info.version, info.skills
+            ),
+        ]
+    })
+}
