@@ -237,8 +237,8 @@ fn quick(mutate: impl FnOnce(&Path), code: &str) {
     let start = Instant::now();
     check_with(mutate, code);
     let took = start.elapsed();
-    // A generous bound: the point is "refused, not hung".
-    assert!(took < Duration::from_secs(60), "took {took:?}");
+    // A hang guard, not a speed target: the point is "refused, not hung".
+    assert!(took < Duration::from_secs(300), "took {took:?}");
 }
 
 #[test]
@@ -300,7 +300,8 @@ fn a_pathological_pattern_does_not_hang_the_examples() {
     );
     let start = Instant::now();
     let out = run(&["check", ".", "--format", "json"], ws.path());
-    assert!(start.elapsed() < Duration::from_secs(60));
+    // A hang guard (catastrophic backtracking), not a speed target.
+    assert!(start.elapsed() < Duration::from_secs(300));
     assert_eq!(out.status, 1, "{}", out.stdout);
     assert!(out.findings().iter().any(|f| f["code"] == "fixture_failed"));
 }

@@ -16,8 +16,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-/// Generous: the point is "refused, not hung" on a loaded CI machine, in a debug build.
-const BOUND: Duration = Duration::from_secs(30);
+/// A hang guard, not a speed target (speed is measured in `bench/`): the point is
+/// "refused, not hung". A gzip bomb takes ~20 s to refuse in a debug build on an idle
+/// 2-core machine and over 50 s on a loaded one, so the guard is far above both.
+const HANG_GUARD: Duration = Duration::from_secs(300);
 
 const ERC_INPUT: &str = "skills/evaluate_resource_condition/schemas/input.json";
 const ERC_SKILL: &str = "skills/evaluate_resource_condition/skill.yaml";
@@ -470,7 +472,7 @@ fn judge(run: &Run, took: Duration, code: &str) -> Result<(), String> {
             run.stdout
         ));
     }
-    if took > BOUND {
+    if took > HANG_GUARD {
         return Err(format!("took {took:?}"));
     }
     Ok(())
