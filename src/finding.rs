@@ -72,6 +72,10 @@ pub enum Code {
     TagImmutable,
     /// A bundle older than one already accepted was refused (anti-rollback).
     RollbackRefused,
+    /// A build would replace a bundle of the same name and version with other content.
+    ReleaseImmutable,
+    /// An unsigned build would replace a signed bundle.
+    SignatureDowngrade,
     /// A file could not be read or written (exit status 2).
     Io,
     /// A schema uses a keyword the dialect does not define (strict lint).
@@ -114,6 +118,8 @@ impl Code {
         Code::ArtifactInvalid,
         Code::TagImmutable,
         Code::RollbackRefused,
+        Code::ReleaseImmutable,
+        Code::SignatureDowngrade,
         Code::Io,
         Code::UnknownKeyword,
         Code::RequiredUndeclared,
@@ -152,6 +158,8 @@ impl Code {
             Code::ArtifactInvalid => "artifact_invalid",
             Code::TagImmutable => "tag_immutable",
             Code::RollbackRefused => "rollback_refused",
+            Code::ReleaseImmutable => "release_immutable",
+            Code::SignatureDowngrade => "signature_downgrade",
             Code::Io => "io_error",
             Code::UnknownKeyword => "unknown_keyword",
             Code::RequiredUndeclared => "required_undeclared",
@@ -205,6 +213,10 @@ impl Code {
             }
             Code::TagImmutable => "a push would move a release-version tag to different content",
             Code::RollbackRefused => "a bundle older than the highest version already accepted",
+            Code::ReleaseImmutable => {
+                "a build would replace a bundle of the same name and version with other content (allowed with --force)"
+            }
+            Code::SignatureDowngrade => "an unsigned build would replace a signed bundle",
             Code::Io => "a file could not be read or written (exit status 2)",
             Code::UnknownKeyword => {
                 "a schema keyword the dialect does not define (allow it in lint.allow_keywords)"

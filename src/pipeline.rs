@@ -476,6 +476,8 @@ pub struct BuildOptions {
     pub progress: Progress,
     /// The release-ledger options (`--locked`, `--previous`).
     pub evolution: evolution::Options,
+    /// What an existing bundle at the destination may be replaced by.
+    pub destination: bundle::destination::Permission,
 }
 
 /// Check the workspace and, when every check passes, write the bundle into `out_dir`.
@@ -539,6 +541,22 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
     );
     bundle::sign::sign(&mut contents, &options.sign_keys);
     let dest = out_dir.join(ws.archive_name());
+    let signed = !options.sign_keys.is_empty();
+    if let Err(f) = bundle::destination::check(
+        root,
+        out_dir,
+        &dest,
+        &contents.manifest,
+        signed,
+        options.destination,
+    ) {
+        checked.findings.push(f);
+        return Built {
+            checked,
+            bundle: None,
+            lock: Some(lock),
+        };
+    }
     let path = match bundle::write_atomically(&dest, &contents.files) {
         Ok(path) => path,
         Err(e) => {

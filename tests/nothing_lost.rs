@@ -216,8 +216,10 @@ fn a_build_killed_while_writing_leaves_the_old_bundle_or_the_new_one() {
     let old = std::fs::read(&dest).unwrap();
     write(&root.join("skillbundle.yaml"), &manifest);
 
+    // Other content under the same name and version: only with --force
+    // (tests/release_output.rs); what is tested here is how it is replaced.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillbundle"))
-        .args(["build", "."])
+        .args(["build", ".", "--force"])
         .current_dir(root)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -263,7 +265,7 @@ fn a_build_killed_while_writing_leaves_the_old_bundle_or_the_new_one() {
     }
     let fresh = dist.join(".skillbundle-fresh.partial");
     write(&fresh, b"another build's work in progress");
-    assert_eq!(run(&["build", "."], root).status, 0);
+    assert_eq!(run(&["build", ".", "--force"], root).status, 0);
     assert!(opens(&dest));
     assert_ne!(std::fs::read(&dest).unwrap(), old);
     assert_eq!(partials(&dist), vec![fresh]);
@@ -292,7 +294,8 @@ fn two_builds_racing_to_one_path_leave_one_complete_bundle() {
             .iter()
             .map(|ws| {
                 std::process::Command::new(env!("CARGO_BIN_EXE_skillbundle"))
-                    .args(["build", ".", "--out", &shared])
+                    // Same name and version, other content: --force (see above).
+                    .args(["build", ".", "--out", &shared, "--force"])
                     .current_dir(ws)
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::null())

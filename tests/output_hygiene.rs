@@ -70,12 +70,11 @@ fn bundle_strings_are_escaped_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     write(&dir.path().join("b.tar.gz"), hostile_bundle());
     for format in ["human", "github", "json", "sarif"] {
+        // inspect runs every check verify runs (signatures aside), so these strings are
+        // refused before any is listed; what it says about them is escaped.
         let inspect = run(&["inspect", "b.tar.gz", "--format", format], dir.path());
-        assert_eq!(inspect.status, 0, "{}", inspect.stderr);
+        assert_eq!(inspect.status, 1, "{}", inspect.stderr);
         assert_clean("inspect", &inspect, format);
-        if format == "human" {
-            assert!(inspect.stdout.contains("\\u{1b}"), "{}", inspect.stdout);
-        }
         // verify refuses it (the manifest no longer matches the documents), and what it
         // says is escaped too.
         let verify = run(

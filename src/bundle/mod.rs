@@ -6,6 +6,7 @@
 //! every Schema Reference's identity and digest, and the digest of every other file.
 
 pub mod archive;
+pub mod destination;
 pub mod load;
 pub mod sign;
 

@@ -7,14 +7,14 @@ use serde::Serialize;
 use skillbundle::finding::Finding;
 use skillbundle::keys::SigningKeyPair;
 use skillbundle::version::Version;
-use skillbundle::{evolution, pipeline};
+use skillbundle::{bundle, evolution, pipeline};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Check a workspace and write its bundle.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n  skillbundle build . --locked                       in CI: the committed lock must already record this release\n  skillbundle build . --previous dist/old.tar.gz     also check against a published bundle\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic.\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged. New schema and skill versions are then recorded in skillbundle.lock (append-only)."
+    after_help = "Examples:\n  skillbundle build example-skills\n  skillbundle build . --out /tmp/release\n  skillbundle build . --sign-key keys/release.key\n  skillbundle build . --sign-key keys/old.key --sign-key keys/new.key   (key rotation)\n  skillbundle build . --locked                       in CI: the committed lock must already record this release\n  skillbundle build . --previous dist/old.tar.gz     also check against a published bundle\n\nSigned bundles stay reproducible: Ed25519 signatures are deterministic.\n\nNothing is written unless every check passes; the bundle is written to a temporary file and renamed into place, so an earlier bundle at the same path is never damaged. New schema and skill versions are then recorded in skillbundle.lock (append-only).\n\nA bundle's name and version identify a release: an existing bundle of the same name and version is\nreplaced only by the same content (the same bytes, or signed anew), never by other content without\n--force (release_immutable), and a signed one never by an unsigned build (signature_downgrade). A\n`dist` link that leads out of the workspace is refused (path_invalid) unless --out names it."
 )]
 pub struct Args {
     /// The workspace directory (holds skillbundle.yaml; searched for upward from here).
@@ -33,6 +33,11 @@ pub struct Args {
     /// A previously published bundle: its versions are checked like the lock's.
     #[arg(long, value_name = "BUNDLE")]
     previous: Option<PathBuf>,
+    /// Replace an existing bundle of the same name and version that has other content
+    /// (only for one that was never published; a signed one is never replaced by an
+    /// unsigned build).
+    #[arg(long)]
+    force: bool,
 }
 
 /// `build --format json`.
@@ -74,7 +79,18 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         ignore_ledger: false,
     };
     let workspace = skillbundle::workspace::find_root(&args.workspace).unwrap_or(args.workspace);
-    build(format, &workspace, args.out, args.sign_key, ledger)
+    let destination = bundle::destination::Permission {
+        out_named: args.out.is_some(),
+        force: args.force,
+    };
+    build(
+        format,
+        &workspace,
+        args.out,
+        args.sign_key,
+        ledger,
+        destination,
+    )
 }
 
 fn build(
@@ -83,6 +99,7 @@ fn build(
     out: Option<PathBuf>,
     sign_keys: Vec<SigningKeyPair>,
     ledger: evolution::Options,
+    destination: bundle::destination::Permission,
 ) -> ExitCode {
     let out = out.unwrap_or_else(|| workspace.join("dist"));
     let signed_by: Vec<String> = sign_keys
@@ -94,6 +111,7 @@ fn build(
         sign_keys,
         progress: observer,
         evolution: ledger,
+        destination,
     };
     let built = pipeline::build(workspace, &out, &options);
     if let Some(bar) = bar {
