@@ -395,19 +395,8 @@ const ASSERTIONS: &[&str] = &[
 /// reported (references reach `$defs` content at its own pointers).
 const SILENT: &[&str] = &["$defs", "definitions"];
 
-/// In-place applicators: what they evaluate counts for `unevaluated*` of their parent.
-const IN_PLACE: &[&str] = &[
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "not",
-    "if",
-    "then",
-    "else",
-    "$ref",
-    "$dynamicRef",
-    "dependentSchemas",
-];
+// In-place applicators: what they evaluate counts for `unevaluated*` of their parent.
+use crate::schema::walk::IN_PLACE;
 
 fn is_assertion(k: &str) -> bool {
     ASSERTIONS.contains(&k)

@@ -25,7 +25,7 @@
 use super::{walk::SchemaTree, DRAFT_2020_12};
 use crate::finding::{Code, Finding, Location};
 use crate::pointer;
-use referencing::{Uri, UriRef};
+use referencing::UriRef;
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -131,14 +131,6 @@ fn finding(code: Code, message: String, pointer: String) -> Finding {
     Finding::new(code, message, Location::default().with_pointer(pointer))
 }
 
-/// Resolve `reference` against the absolute `base`, normalized (RFC 3986 §5).
-fn resolve(base: &str, reference: &str) -> Option<String> {
-    let base = Uri::parse(base).ok()?;
-    referencing::uri::resolve_against(&base, reference)
-        .ok()
-        .map(|uri| uri.as_str().to_owned())
-}
-
 /// Split an absolute URI into the part before `#` and the (still encoded) fragment.
 fn split_fragment(uri: &str) -> (&str, Option<&str>) {
     match uri.split_once('#') {
@@ -223,7 +215,7 @@ impl<'a> Analysis<'a> {
             Some(Value::String(id)) => Some(id),
             _ => None,
         };
-        let resolved = id.and_then(|id| match resolve(base, id) {
+        let resolved = id.and_then(|id| match super::walk::resolve_uri(base, id) {
             Some(uri) => Some((split_fragment(&uri).0.to_owned(), id)),
             None => {
                 self.findings.push(finding(
@@ -313,7 +305,7 @@ impl<'a> Analysis<'a> {
             return Err(unresolved(format!("`{keyword}` must be a string")));
         };
         let base = &self.resources[self.resource_of[node]].uri;
-        let Some(resolved) = resolve(base, reference) else {
+        let Some(resolved) = super::walk::resolve_uri(base, reference) else {
             return Err(unresolved(format!(
                 "`{reference}` is not a valid URI reference"
             )));
