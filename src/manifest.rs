@@ -26,9 +26,6 @@ pub struct WorkspaceManifest {
     /// Resource limits; omitted members keep their defaults.
     #[serde(default)]
     pub limits: crate::schema::limits::Limits,
-    /// A base A2A AgentCard (JSON object) that `card` output merges into.
-    #[serde(default)]
-    pub agent_card: Option<serde_json::Value>,
     /// The strict schema lint's settings (`lint: {allow_keywords: [...]}`).
     #[serde(default)]
     pub lint: crate::schema::lint::Config,

@@ -131,7 +131,7 @@ const YAML_CASES: &[Case] = &[
     edit("yaml: unknown tag", ERC_SKILL, "skill_id: evaluate_resource_condition", "skill_id: !!python/object/apply:os.system [id]", "manifest_invalid"),
     edit("yaml: !include of a file outside", ERC_SKILL, "skill_id: evaluate_resource_condition", "skill_id: !include /etc/hostname", "manifest_invalid"),
     edit("yaml: misspelt field", ERC_SKILL, "interaction:", "interacton:", "manifest_invalid"),
-    generated("yaml: alias bomb in a manifest", gen_manifest_alias_bomb, "resource_limit_exceeded"),
+    generated("yaml: alias bomb in a manifest", gen_manifest_alias_bomb, "manifest_invalid"),
     generated("yaml: 10,000 levels of nesting", gen_deep_yaml, "resource_limit_exceeded"),
     generated("yaml: 2 MiB manifest", gen_huge_manifest, "resource_limit_exceeded"),
     generated("yaml: manifest not UTF-8", gen_latin1_manifest, "manifest_invalid"),
@@ -248,7 +248,10 @@ fn gen_huge_example(ws: &Path, _: &Path) {
 }
 
 fn gen_manifest_alias_bomb(ws: &Path, _: &Path) {
-    // agent_card takes any value, so the aliases are expanded rather than refused by type.
+    // No member of skillbundle.yaml takes a free-form value any more, so the bomb sits
+    // under an unknown member: refused at its key, before one alias is expanded. (The
+    // alias budget itself is shown on YAML schemas, which take any value:
+    // tests/hostile/yaml-schema-alias-bomb.yaml.)
     let mut bomb = String::from(
         "agent_card:\n  x:\n    - &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n",
     );
