@@ -88,6 +88,18 @@ impl fmt::Display for Step {
     }
 }
 
+/// The skill_version a breaking interface change needs: `current` itself when it is
+/// unpublished and already a MAJOR step above every recorded version (`X.0` with X above
+/// each recorded MAJOR), else the next MAJOR version above everything recorded.
+fn major_step_from(recorded: &[Version], current: Version) -> Version {
+    let already = current.minor == 0 && recorded.iter().all(|v| v.major < current.major);
+    if already {
+        current
+    } else {
+        suggest(recorded, current, Step::Major)
+    }
+}
+
 /// The smallest version that takes `step` from `current`, above everything recorded.
 pub fn suggest(recorded: &[Version], current: Version, step: Step) -> Version {
     match step {
@@ -771,11 +783,7 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
         };
         let comparison = compare_entries(Some(pred), Some(&current_entry));
         let next = suggest(&recorded, version, Step::Major);
-        let skill_major = suggest(
-            &baseline.skill_versions(skill_id),
-            skill_version,
-            Step::Major,
-        );
+        let skill_major = major_step_from(&baseline.skill_versions(skill_id), skill_version);
         for c in comparison.changes.iter().filter(|c| breaks(c)) {
             let role_of = if roles.len() > 1 {
                 "a schema used as input and as output"

@@ -71,3 +71,37 @@ fn an_unknown_format_message_names_no_library_option() {
         "use a format draft 2020-12 defines (such as date-time, ipv4, ipv6, hostname, uri, uuid), or express the constraint with `pattern`"
     );
 }
+
+#[test]
+fn a_breaking_change_asks_only_for_the_major_step_still_missing() {
+    // The input schema narrows (breaking for an input), its version took only a MINOR
+    // step, and skill_version is already the unpublished "2.0": "2.0" suffices for the
+    // skill, as `diff` agrees; only input.version still needs its MAJOR step.
+    let ws = workspace();
+    let schema = ws
+        .path()
+        .join("skills/evaluate_resource_condition/schemas/input.json");
+    let text = read(&schema).replacen(
+        "\"resource_id\": {\n      \"type\": \"string\"",
+        "\"resource_id\": {\n      \"type\": \"string\", \"maxLength\": 200",
+        1,
+    );
+    write(&schema, text);
+    let manifest = ws.path().join(SKILL);
+    write(
+        &manifest,
+        read(&manifest)
+            .replace("skill_version: \"1.0\"", "skill_version: \"2.0\"")
+            .replace(
+                "schema_uri: \"urn:example:resource-condition:input:1.0\",  version: \"1.0\"",
+                "schema_uri: \"urn:example:resource-condition:input:1.0\",  version: \"1.1\"",
+            ),
+    );
+    let out = run(&["check", ".", "--format", "json"], ws.path());
+    let f = out.finding("incompatible_change");
+    let help = f["help"].as_str().unwrap();
+    assert!(
+        help.ends_with("set input.version to \"2.0\" and skill_version to \"2.0\""),
+        "{help}"
+    );
+}
