@@ -77,8 +77,22 @@ pub fn parse(bytes: &[u8]) -> Result<Value, JsonError> {
 
 /// Parse `bytes` as one I-JSON value, refusing nesting deeper than `max_depth`.
 pub fn parse_with_depth(bytes: &[u8], max_depth: usize) -> Result<Value, JsonError> {
+    parse_with_limits(bytes, max_depth, usize::MAX)
+}
+
+/// Parse `bytes` as one I-JSON value, refusing nesting deeper than `max_depth` and more
+/// than `max_values` values in all (every member value and array element counts): what
+/// a tree costs in memory grows with its values, not with its text (`[]` is two bytes
+/// of text and a whole `Value`), so input that is not yet authenticated is parsed under
+/// such a budget.
+pub fn parse_with_limits(
+    bytes: &[u8],
+    max_depth: usize,
+    max_values: usize,
+) -> Result<Value, JsonError> {
     let text = utf8(bytes)?;
     let mut p = Parser::new(text, max_depth, None);
+    p.values_left = max_values;
     p.document()
 }
 
@@ -138,6 +152,8 @@ struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
     max_depth: usize,
+    /// How many more values may be parsed (see [`parse_with_limits`]).
+    values_left: usize,
     /// Locate mode: the pointer being looked for, the path walked so far, and the answer.
     target: Option<Vec<String>>,
     path: Vec<String>,
@@ -153,6 +169,7 @@ impl<'a> Parser<'a> {
             bytes: text.as_bytes(),
             pos: 0,
             max_depth,
+            values_left: usize::MAX,
             target,
             path: Vec::new(),
             found: None,
@@ -194,6 +211,12 @@ impl<'a> Parser<'a> {
     }
 
     fn value(&mut self, depth: usize) -> PResult<Value> {
+        if self.values_left == 0 {
+            let mut e = self.error_at(self.pos, "more values than the limit allows");
+            e.limit = true;
+            return Err(e);
+        }
+        self.values_left -= 1;
         if self.found.is_none() {
             if let Some(t) = &self.target {
                 if *t == self.path {

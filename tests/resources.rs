@@ -168,6 +168,21 @@ fn the_largest_hostile_inputs_stay_under_the_memory_bound() {
             "resource_limit_exceeded",
         ),
         (
+            "manifest.json at the byte cap, all empty objects",
+            {
+                let cap = skillbundle::bundle::load::MAX_MANIFEST_BYTES as usize;
+                let mut body = b"[".to_vec();
+                while body.len() + 4 < cap {
+                    body.extend_from_slice(b"{},");
+                }
+                body.extend_from_slice(b"{}]");
+                let mut files = fx.files.clone();
+                files.insert("manifest.json".into(), body);
+                common::crafted::pack(&files, 0)
+            },
+            "resource_limit_exceeded",
+        ),
+        (
             "900 MiB entry behind a canonical header",
             gzip_bomb_after(header("interfaces/a.json", 900 << 20).as_bytes(), 900 << 20),
             "resource_limit_exceeded",

@@ -64,6 +64,9 @@ impl Fixture {
     }
 }
 
+/// The largest manifest.json a loader reads.
+const MANIFEST_CAP: u64 = skillbundle::bundle::load::MAX_MANIFEST_BYTES;
+
 /// The builder's own writer.
 pub fn pack(files: &BTreeMap<String, Vec<u8>>, mtime: u64) -> Vec<u8> {
     bundle::archive::write(
@@ -407,12 +410,12 @@ pub fn corpus(fx: &Fixture) -> Vec<Crafted> {
         ),
         c("no end-of-archive blocks", body.clone(), INVALID),
         c(
-            "manifest.json declared larger than 1 MiB",
+            "manifest.json declared larger than its cap",
             [
                 fragment.clone(),
                 entry(
-                    &header("manifest.json", (1 << 20) + 1, |_| {}),
-                    &vec![b' '; (1 << 20) + 1],
+                    &header("manifest.json", MANIFEST_CAP + 1, |_| {}),
+                    &vec![b' '; MANIFEST_CAP as usize + 1],
                 ),
                 end.clone(),
             ]
