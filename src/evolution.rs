@@ -665,6 +665,28 @@ enum ManifestLine<'a> {
     Schema(&'a str),
 }
 
+/// Whether the workspace reuses a schema_uri that, in `baseline`, only other skills
+/// published: `Some("<skill_id> <role>")` naming the first such use.
+fn reused_from(
+    baseline: &Ledger,
+    uri: &str,
+    uses: &[(&CheckedSkill, &LoadedSchema)],
+) -> Option<String> {
+    let recorded: Vec<(&str, &SchemaUse)> = baseline
+        .skills
+        .values()
+        .flat_map(|e| e.schemas.iter().map(move |u| (e.skill_id.as_str(), u)))
+        .filter(|(_, u)| u.schema_uri == uri)
+        .collect();
+    let ours = |id: &str| uses.iter().any(|(s, _)| s.interface.skill_id == id);
+    if recorded.iter().any(|(id, _)| ours(id)) {
+        return None;
+    }
+    recorded
+        .first()
+        .map(|(id, u)| format!("{id} {}", u.label()))
+}
+
 /// Schema rules: immutability, version order, and compatibility within a MAJOR line.
 fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -752,11 +774,19 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
                     ),
                     locate_nearest(&loaded.source, &pointer),
                 )
-                .with_help(format!(
-                    "publish the change as a new version: in {}, set {field}.version to \"{next}\"{}{why}",
-                    manifest.display(),
-                    skill_hint(step)
-                )),
+                .with_help(match reused_from(baseline, &uri, &uses) {
+                    // Another skill's schema_uri, reused: most likely a copy that should
+                    // have been renamed, so the new URI comes first.
+                    Some(owner) => format!(
+                        "{uri} is the {owner} schema in skillbundle.lock: if this is another schema, give it a schema_uri of its own in {}; if it revises that one, set {field}.version to \"{next}\"{why}",
+                        manifest.display(),
+                    ),
+                    None => format!(
+                        "publish the change as a new version: in {}, set {field}.version to \"{next}\"{}{why}",
+                        manifest.display(),
+                        skill_hint(step)
+                    ),
+                }),
             );
             continue;
         }
@@ -1075,33 +1105,63 @@ pub fn read_bundle(path: &Path) -> Result<Ledger, Vec<Finding>> {
 // ---------------------------------------------------------------------------------------
 // `skillbundle diff`.
 
+/// What a workspace or bundle publishes, for `diff`.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    pub ledger: Ledger,
+    /// Problems of a workspace that did not stop the comparison (a failing example, a
+    /// skill whose interface could not be assembled), as warnings.
+    pub findings: Vec<Finding>,
+    /// Skills of a workspace whose interface could not be assembled: not compared.
+    pub uncompared: BTreeSet<String>,
+    /// A skill directory whose manifest could not even be read: which skill it holds is
+    /// unknown, so no skill can be called added or removed on its account.
+    pub unreadable_skill: bool,
+}
+
 /// What a workspace or bundle publishes, for `diff`: a directory is checked as a
-/// workspace (without the ledger rules), a file is read as a bundle.
-pub fn snapshot(path: &Path) -> Result<Ledger, Vec<Finding>> {
-    if path.is_dir() {
-        let checked = crate::pipeline::check_with(
-            path,
-            &crate::pipeline::Progress::default(),
-            &Options {
-                ignore_ledger: true,
-                ..Options::default()
-            },
-        );
-        if checked.ok() {
-            Ok(workspace_ledger(&checked.skills))
-        } else {
-            Err(checked.findings)
-        }
-    } else {
-        read_bundle(path)
+/// workspace (without the ledger rules), a file is read as a bundle. A workspace with
+/// failing skills is compared as far as it can be (see [`Snapshot`]); only a workspace
+/// that cannot be opened, or a bundle that cannot be read, is an error.
+pub fn snapshot(path: &Path) -> Result<Snapshot, Vec<Finding>> {
+    if !path.is_dir() {
+        return read_bundle(path).map(|ledger| Snapshot {
+            ledger,
+            ..Snapshot::default()
+        });
     }
+    let checked = crate::pipeline::check_with(
+        path,
+        &crate::pipeline::Progress::default(),
+        &Options {
+            ignore_ledger: true,
+            ..Options::default()
+        },
+    );
+    if checked.workspace.is_none() {
+        return Err(checked.findings);
+    }
+    Ok(Snapshot {
+        ledger: workspace_ledger(&checked.skills),
+        findings: checked
+            .findings
+            .into_iter()
+            .map(|mut f| {
+                f.severity = crate::finding::Severity::Warning;
+                f
+            })
+            .collect(),
+        uncompared: checked.unassembled.iter().flatten().cloned().collect(),
+        unreadable_skill: checked.unassembled.iter().any(Option::is_none),
+    })
 }
 
 /// One skill in a diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct SkillReport {
     pub skill_id: String,
-    /// `added`, `removed`, `changed` or `unchanged`.
+    /// `added`, `removed`, `changed`, `unchanged`, or `not_compared` (a side could not
+    /// assemble its interface: see the snapshot's findings).
     pub status: &'static str,
     pub old_version: Option<Version>,
     pub new_version: Option<Version>,
@@ -1132,8 +1192,10 @@ impl Diff {
 }
 
 /// Compare two snapshots, skill by skill (each holds one version per skill_id; the
-/// highest is taken if there are several).
-pub fn diff(old: &Ledger, new: &Ledger) -> Diff {
+/// highest is taken if there are several). A skill that one side could not assemble is
+/// `not_compared`, and so is one that would be `added` or `removed` when the other side
+/// has a skill directory it could not read.
+pub fn diff(old: &Snapshot, new: &Snapshot) -> Diff {
     let latest = |l: &Ledger| -> BTreeMap<String, SkillEntry> {
         let mut m: BTreeMap<String, SkillEntry> = BTreeMap::new();
         for s in l.skills.values() {
@@ -1141,11 +1203,37 @@ pub fn diff(old: &Ledger, new: &Ledger) -> Diff {
         }
         m
     };
-    let (olds, news) = (latest(old), latest(new));
-    let ids: BTreeSet<&String> = olds.keys().chain(news.keys()).collect();
+    let (olds, news) = (latest(&old.ledger), latest(&new.ledger));
+    let ids: BTreeSet<&String> = olds
+        .keys()
+        .chain(news.keys())
+        .chain(&old.uncompared)
+        .chain(&new.uncompared)
+        .collect();
     let mut skills = Vec::new();
     for id in ids {
-        let report = match (olds.get(id), news.get(id)) {
+        let (o, n) = (olds.get(id), news.get(id));
+        let not_compared = old.uncompared.contains(id)
+            || new.uncompared.contains(id)
+            || (n.is_none() && new.unreadable_skill)
+            || (o.is_none() && old.unreadable_skill);
+        if not_compared {
+            skills.push(SkillReport {
+                skill_id: id.clone(),
+                status: "not_compared",
+                old_version: o.map(|o| o.skill_version),
+                new_version: n.map(|n| n.skill_version),
+                required: Step::None,
+                actual: None,
+                satisfied: false,
+                suggested: None,
+                changes: Vec::new(),
+                schemas: Vec::new(),
+            });
+            continue;
+        }
+        let (old, new) = (&old.ledger, &new.ledger);
+        let report = match (o, n) {
             (Some(o), Some(n)) => {
                 let d = skill_diff(o, old, n, new);
                 let actual = Step::between(o.skill_version, n.skill_version);

@@ -36,7 +36,8 @@ pub struct LoadedSchema {
     pub field: String,
 }
 
-/// One skill that passed every per-skill check.
+/// One skill whose interface was assembled and passed every per-skill check except,
+/// perhaps, its examples (their findings are in [`Checked::findings`]).
 #[derive(Debug)]
 pub struct CheckedSkill {
     pub source: SkillSource,
@@ -48,8 +49,13 @@ pub struct CheckedSkill {
 #[derive(Debug)]
 pub struct Checked {
     pub workspace: Option<Workspace>,
-    /// Skills that passed their own checks, sorted by skill_id.
+    /// Skills whose interface was assembled, sorted by skill_id. A skill whose only
+    /// problem is a failing example is here (its interface is what it is); `ok()` tells
+    /// whether anything failed.
     pub skills: Vec<CheckedSkill>,
+    /// Skills whose interface could not be assembled: the skill_id when its manifest
+    /// could be read, else `None` (one per skill directory).
+    pub unassembled: Vec<Option<String>>,
     /// Every finding, sorted.
     pub findings: Vec<Finding>,
 }
@@ -103,6 +109,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
             return Checked {
                 workspace: None,
                 skills: Vec::new(),
+                unassembled: Vec::new(),
                 findings,
             }
         }
@@ -113,6 +120,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
             return Checked {
                 workspace: Some(workspace),
                 skills: Vec::new(),
+                unassembled: Vec::new(),
                 findings: vec![Finding::new(
                     Code::InterfaceInvalid,
                     msg,
@@ -126,7 +134,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     progress.report(0, total);
     // One regex cache for the whole run: skills repeat the same patterns.
     let patterns = validator::PatternCache::new();
-    let results: Vec<(Option<CheckedSkill>, Vec<Finding>)> = workspace
+    let results: Vec<(SkillOutcome, Vec<Finding>)> = workspace
         .skill_dirs
         .par_iter()
         .map(|dir| {
@@ -138,10 +146,15 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
         .collect();
     let mut findings = Vec::new();
     let mut skills = Vec::new();
+    let mut unassembled = Vec::new();
     for (skill, f) in results {
         findings.extend(f);
-        skills.extend(skill);
+        match skill {
+            Ok(skill) => skills.push(skill),
+            Err(id) => unassembled.push(id),
+        }
     }
+    unassembled.sort();
     findings.extend(cross_skill(&skills));
     // Release ledger (skillbundle.lock, --previous): see crate::evolution.
     findings.extend(evolution::check(&workspace, &skills, options));
@@ -152,20 +165,25 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     Checked {
         workspace: Some(workspace),
         skills,
+        unassembled,
         findings,
     }
 }
+
+/// One skill's checks: assembled, or not (with its skill_id when its manifest was read).
+type SkillOutcome = Result<CheckedSkill, Option<String>>;
 
 fn check_skill(
     ws: &Workspace,
     schema: &InterfaceSchema,
     patterns: &validator::PatternCache,
     dir: &Path,
-) -> (Option<CheckedSkill>, Vec<Finding>) {
+) -> (SkillOutcome, Vec<Finding>) {
     let skill = match workspace::read_skill(&ws.root, dir) {
         Ok(s) => s,
-        Err(f) => return (None, vec![f]),
+        Err(f) => return (Err(None), vec![f]),
     };
+    let unassembled = || Err(Some(skill.manifest.skill_id.clone()));
     let m = &skill.manifest;
     let at_manifest = || Location::file(&skill.manifest_path);
     let mut findings = Vec::new();
@@ -241,9 +259,11 @@ fn check_skill(
         }
     }
     if finding::any_error(&findings) {
-        return (None, findings);
+        return (unassembled(), findings);
     }
-    findings.extend(run_examples(ws, &skill, &loaded, &validators));
+    // An example's failure fails the run but not the interface, which `diff` and the
+    // release rules still compare.
+    let mut example_findings = run_examples(ws, &skill, &loaded, &validators);
     drop(validators);
 
     let interface = interface::assemble(m, loaded.iter().map(|l| l.reference.clone()).collect());
@@ -263,10 +283,12 @@ fn check_skill(
         ));
     }
     if finding::any_error(&findings) {
-        return (None, findings);
+        findings.append(&mut example_findings);
+        return (unassembled(), findings);
     }
+    findings.append(&mut example_findings);
     (
-        Some(CheckedSkill {
+        Ok(CheckedSkill {
             source: skill,
             schemas: loaded,
             interface,
@@ -427,7 +449,10 @@ fn cross_skill(skills: &[CheckedSkill]) -> Vec<Finding> {
                         ),
                         Location::file(&loaded.source.display),
                     )
-                    .with_help("a schema_uri + version names exactly one schema: give the changed schema a new version"),
+                    .with_help(format!(
+                        "a schema_uri + version names exactly one schema: if this is another schema than the one in {}, give it a schema_uri of its own; if it revises that one, give it a new version",
+                        first.source.display.display()
+                    )),
                 );
             }
             Some(_) => {}

@@ -427,6 +427,15 @@ pub fn diff_lines(d: &skillbundle::evolution::Diff) -> Vec<String> {
                 lines.push(format!("{} {}: unchanged", s.skill_id, v(&s.new_version)));
                 continue;
             }
+            "not_compared" => {
+                lines.push(format!(
+                    "{} {} → {}: not compared (a side has problems: see the warnings)",
+                    s.skill_id,
+                    v(&s.old_version),
+                    v(&s.new_version)
+                ));
+                continue;
+            }
             _ => {}
         }
         let mut head = format!(

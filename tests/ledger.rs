@@ -663,3 +663,105 @@ fn diff_reports_every_change_and_the_steps_needed() {
         out.stdout
     );
 }
+
+/// `diff` compares what can be compared (issue 14 item 7): a failing example does not
+/// stop the comparison of its skill, a skill whose schema is broken is `not_compared`,
+/// both are reported as warnings, and the exit status is 0 because the comparison ran.
+#[test]
+fn diff_compares_what_it_can_and_reports_the_rest() {
+    let old = workspace();
+    let new = workspace();
+    // The worked example: a breaking input change with a MINOR bump, and a valid input
+    // example that now fails (it lacks the new required property).
+    edit_schema(new.path(), "input.json", |v| {
+        v["properties"]["priority"] = json!({"type": "integer"});
+        v["required"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("priority"));
+    });
+    set_input_version(new.path(), "1.1");
+    set_skill_version(new.path(), "1.1");
+    // trace_network_path: an input schema that is not valid JSON.
+    write(
+        &new.path()
+            .join("skills/trace_network_path/schemas/input.json"),
+        "{\"type\": \n",
+    );
+    let (o, n) = (old.path().to_str().unwrap(), new.path().to_str().unwrap());
+    let out = run(&["diff", o, n, "--format", "json"], old.path());
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let doc = out.json();
+    assert_eq!(doc["ok"], true);
+    assert_eq!(doc["satisfied"], false);
+    let skill = |id: &str| {
+        doc["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["skill_id"] == id)
+            .unwrap_or_else(|| panic!("{id} missing: {doc}"))
+            .clone()
+    };
+    let erc = skill("evaluate_resource_condition");
+    assert_eq!(erc["status"], "changed");
+    assert_eq!(erc["required"], "major");
+    assert_eq!(erc["suggested"], "2.0");
+    let tnp = skill("trace_network_path");
+    assert_eq!(tnp["status"], "not_compared");
+    assert_eq!(tnp["old_version"], "1.2");
+    assert_eq!(tnp["new_version"], Value::Null);
+    assert_eq!(skill("manage_interface_config")["status"], "unchanged");
+    let findings = doc["findings"].as_array().unwrap();
+    let codes: Vec<&str> = findings
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"fixture_failed"), "{codes:?}");
+    assert!(codes.contains(&"json_invalid"), "{codes:?}");
+    assert!(
+        findings.iter().all(|f| f["severity"] == "warning"),
+        "{findings:?}"
+    );
+    // For people: the warnings on stderr, the comparison on stdout.
+    let out = run(&["diff", o, n], old.path());
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "trace_network_path 1.2 → -: not compared (a side has problems: see the warnings)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("evaluate_resource_condition 1.0 → 1.1: needs a MAJOR step"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("warning[fixture_failed]"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A directory that is not a workspace is still a refusal: nothing was compared.
+#[test]
+fn diff_refuses_a_workspace_it_cannot_open() {
+    let old = workspace();
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(
+        &[
+            "diff",
+            old.path().to_str().unwrap(),
+            empty.path().to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        old.path(),
+    );
+    assert_eq!(out.status, 2, "{}", out.stdout);
+    assert_eq!(out.json()["ok"], false);
+    assert_eq!(out.json()["findings"][0]["code"], "io_error");
+}
