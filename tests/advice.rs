@@ -105,3 +105,55 @@ fn a_breaking_change_asks_only_for_the_major_step_still_missing() {
         "{help}"
     );
 }
+
+const TRACE: &str = "skills/trace_network_path/skill.yaml";
+
+/// Point trace_network_path's input at the worked example's published schema_uri and
+/// version, as a copied skill.yaml would.
+fn reuse_erc_input_uri(ws: &std::path::Path) {
+    let manifest = ws.join(TRACE);
+    write(
+        &manifest,
+        read(&manifest)
+            .replace(
+                "schema_uri: \"https://schemas.example.net/skills/trace-network-path/input\"\n  version: \"1.1\"",
+                "schema_uri: \"urn:example:resource-condition:input:1.0\"\n  version: \"1.0\"",
+            ),
+    );
+    assert!(read(&manifest).contains("urn:example:resource-condition:input:1.0"));
+}
+
+/// A schema_uri another skill published, reused with other content: the advice offers a
+/// URI of its own first, and the version only if it really revises that schema.
+#[test]
+fn a_reused_schema_uri_suggests_a_uri_of_its_own() {
+    let ws = workspace();
+    reuse_erc_input_uri(ws.path());
+    // Both in the workspace: the two uses conflict.
+    let out = run(&["check", ".", "--format", "json"], ws.path());
+    let f = out.finding("schema_conflict");
+    assert_eq!(
+        f["help"],
+        "a schema_uri + version names exactly one schema: if this is another schema than the one in ./skills/evaluate_resource_condition/schemas/input.json, give it a schema_uri of its own; if it revises that one, give it a new version"
+    );
+    // Only the lock knows the owner (the worked example is gone from the workspace).
+    std::fs::remove_dir_all(ws.path().join("skills/evaluate_resource_condition")).unwrap();
+    let out = run(&["check", ".", "--format", "json"], ws.path());
+    let doc = out.json();
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["code"] == "immutability_violation"
+                && f["file"] == "./skills/trace_network_path/schemas/input.json"
+        })
+        .unwrap_or_else(|| panic!("no schema immutability_violation: {doc}"));
+    let help = f["help"].as_str().unwrap();
+    assert!(
+        help.starts_with(
+            "urn:example:resource-condition:input:1.0 is the evaluate_resource_condition input schema in skillbundle.lock: if this is another schema, give it a schema_uri of its own in ./skills/trace_network_path/skill.yaml; if it revises that one, set input.version to \"2.0\""
+        ),
+        "{help}"
+    );
+}
