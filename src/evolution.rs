@@ -27,11 +27,13 @@
 //! workspaces or bundles with the smallest version step each schema and skill needs.
 
 use crate::bundle::{self, Bundle, TrustedKeys};
+use crate::checked_skill::{CheckedSkill, LoadedSchema};
 use crate::compat::{self, Change, Comparison, Direction};
 use crate::digest::Digest;
 use crate::finding::{Code, Finding, Location};
-use crate::ledger::{Conflict, Ledger, SchemaEntry, SchemaKey, SchemaUse, SkillEntry, SkillKey};
-use crate::pipeline::{CheckedSkill, LoadedSchema};
+use crate::ledger::{
+    Conflict, Ledger, LockFile, SchemaEntry, SchemaKey, SchemaUse, SkillEntry, SkillKey,
+};
 use crate::version::Version;
 use crate::workspace::{Role, SourceFile, Workspace};
 use serde::Serialize;
@@ -46,8 +48,6 @@ pub struct Options {
     pub previous: Option<PathBuf>,
     /// `build --locked`: fail with `lock_outdated` instead of updating the lock.
     pub locked: bool,
-    /// Skip the ledger rules entirely (used by `diff` to read a workspace as it is).
-    pub ignore_ledger: bool,
 }
 
 /// A version step, ordered: none < minor < major.
@@ -555,27 +555,44 @@ pub fn workspace_ledger(skills: &[CheckedSkill]) -> Ledger {
     ledger
 }
 
-/// Run the release rules for the checked skills of a workspace.
-pub fn check(ws: &Workspace, skills: &[CheckedSkill], options: &Options) -> Vec<Finding> {
-    if options.ignore_ledger {
-        return Vec::new();
-    }
+/// What the release rules read, kept for `build` to record: the lock as found on disk
+/// and the ledger the workspace would publish. [`lock_update`] takes it, so a build
+/// reads the lock and computes the workspace's ledger once.
+#[derive(Debug, Clone)]
+pub struct Release {
+    lock: LockFile,
+    current: Ledger,
+}
+
+/// Run the release rules for the checked skills of a workspace. The [`Release`] is
+/// `None` when the lock or the previous bundle could not be read (the findings say why).
+pub fn check(
+    ws: &Workspace,
+    skills: &[CheckedSkill],
+    options: &Options,
+) -> (Vec<Finding>, Option<Release>) {
     let lock = match Ledger::load(&ws.root) {
         Ok(l) => l,
-        Err(f) => return f,
+        Err(f) => return (f, None),
     };
     let mut findings = Vec::new();
-    let mut baseline = lock.ledger;
-    if let Some(path) = &options.previous {
-        match read_bundle(path) {
-            Ok(previous) => merge(&mut baseline, previous, path, &mut findings),
-            Err(f) => return f,
-        }
-    }
+    let merged;
+    let baseline = match &options.previous {
+        None => &lock.ledger,
+        Some(path) => match read_bundle(path) {
+            Ok(previous) => {
+                let mut baseline = lock.ledger.clone();
+                merge(&mut baseline, previous, path, &mut findings);
+                merged = baseline;
+                &merged
+            }
+            Err(f) => return (f, None),
+        },
+    };
     let current = workspace_ledger(skills);
-    findings.extend(schema_rules(&baseline, skills));
-    findings.extend(skill_rules(&baseline, &current, skills));
-    findings
+    findings.extend(schema_rules(baseline, skills));
+    findings.extend(skill_rules(baseline, &current, skills));
+    (findings, Some(Release { lock, current }))
 }
 
 /// Join a previous bundle's entries into the baseline; a conflict with the lock is an
@@ -970,12 +987,11 @@ pub struct LockUpdate {
     pub changed: bool,
 }
 
-/// The lock with every schema and skill version of `skills` recorded: existing entries
-/// untouched, new ones added.
-pub fn lock_update(ws: &Workspace, skills: &[CheckedSkill]) -> Result<LockUpdate, Vec<Finding>> {
-    let lock = Ledger::load(&ws.root)?;
-    let mut ledger = lock.ledger.clone();
-    let current = workspace_ledger(skills);
+/// The lock with every schema and skill version the workspace publishes recorded:
+/// existing entries untouched, new ones added.
+pub fn lock_update(release: Release) -> Result<LockUpdate, Vec<Finding>> {
+    let Release { lock, current } = release;
+    let mut ledger = lock.ledger;
     let mut added_schemas = Vec::new();
     let mut added_skills = Vec::new();
     let mut findings = Vec::new();
@@ -1117,43 +1133,6 @@ pub struct Snapshot {
     /// A skill directory whose manifest could not even be read: which skill it holds is
     /// unknown, so no skill can be called added or removed on its account.
     pub unreadable_skill: bool,
-}
-
-/// What a workspace or bundle publishes, for `diff`: a directory is checked as a
-/// workspace (without the ledger rules), a file is read as a bundle. A workspace with
-/// failing skills is compared as far as it can be (see [`Snapshot`]); only a workspace
-/// that cannot be opened, or a bundle that cannot be read, is an error.
-pub fn snapshot(path: &Path) -> Result<Snapshot, Vec<Finding>> {
-    if !path.is_dir() {
-        return read_bundle(path).map(|ledger| Snapshot {
-            ledger,
-            ..Snapshot::default()
-        });
-    }
-    let checked = crate::pipeline::check_with(
-        path,
-        &crate::pipeline::Progress::default(),
-        &Options {
-            ignore_ledger: true,
-            ..Options::default()
-        },
-    );
-    if checked.workspace.is_none() {
-        return Err(checked.findings);
-    }
-    Ok(Snapshot {
-        ledger: workspace_ledger(&checked.skills),
-        findings: checked
-            .findings
-            .into_iter()
-            .map(|mut f| {
-                f.severity = crate::finding::Severity::Warning;
-                f
-            })
-            .collect(),
-        uncompared: checked.unassembled.iter().flatten().cloned().collect(),
-        unreadable_skill: checked.unassembled.iter().any(Option::is_none),
-    })
 }
 
 /// One skill in a diff.

@@ -20,6 +20,7 @@ pub mod agent_card;
 pub mod atomic_file;
 pub mod bundle;
 pub mod card_signature;
+pub mod checked_skill;
 pub mod client;
 pub mod compat;
 pub mod condition;

@@ -8,6 +8,7 @@
 
 use crate::a2a;
 use crate::bundle;
+use crate::checked_skill::{CheckedSkill, LoadedSchema};
 use crate::digest::Digest;
 use crate::evolution;
 use crate::examples;
@@ -17,33 +18,10 @@ use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
 use crate::schema::{lint, validator};
 use crate::shared_schemas;
-use crate::workspace::{self, Role, SkillSource, SourceFile, Workspace};
+use crate::workspace::{self, Role, SkillSource, Workspace};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// A schema as loaded for one role of one skill, checked.
-///
-/// Its validator (format asserted, retrieval impossible) is compiled once, used for every
-/// example of the schema, and dropped when the skill's checks are done: compiled
-/// validators are the largest thing a skill has in memory, and a workspace of thousands
-/// of skills must not keep them all.
-#[derive(Debug)]
-pub struct LoadedSchema {
-    pub reference: SchemaReference,
-    pub source: SourceFile,
-    /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
-    pub field: String,
-}
-
-/// One skill whose interface was assembled and passed every per-skill check except,
-/// perhaps, its examples (their findings are in [`Checked::findings`]).
-#[derive(Debug)]
-pub struct CheckedSkill {
-    pub source: SkillSource,
-    pub schemas: Vec<LoadedSchema>,
-    pub interface: Interface,
-}
 
 /// The result of checking a workspace.
 #[derive(Debug)]
@@ -56,6 +34,9 @@ pub struct Checked {
     /// Skills whose interface could not be assembled: the skill_id when its manifest
     /// could be read, else `None` (one per skill directory).
     pub unassembled: Vec<Option<String>>,
+    /// What the release rules read, for `build` to record (`None` when they did not run
+    /// or could not read the lock).
+    pub release: Option<evolution::Release>,
     /// Every finding, sorted.
     pub findings: Vec<Finding>,
 }
@@ -103,6 +84,51 @@ impl std::fmt::Debug for Progress {
 /// [`check`], reporting progress, with options for the release-ledger rules
 /// (`--previous`).
 pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options) -> Checked {
+    let mut checked = check_skills(root, progress);
+    if let Some(workspace) = &checked.workspace {
+        // Release ledger (skillbundle.lock, --previous): see crate::evolution.
+        let (findings, release) = evolution::check(workspace, &checked.skills, options);
+        checked.findings.extend(findings);
+        checked.release = release;
+        finding::sort(&mut checked.findings);
+        checked.findings.dedup();
+    }
+    checked
+}
+
+/// What a workspace or bundle publishes, for `diff`: a directory is checked as a
+/// workspace as it is (without the release rules, which `diff` reports itself), a file
+/// is read as a bundle. A workspace with failing skills is compared as far as it can be
+/// (see [`evolution::Snapshot`]); only a workspace that cannot be opened, or a bundle
+/// that cannot be read, is an error.
+pub fn snapshot(path: &Path) -> Result<evolution::Snapshot, Vec<Finding>> {
+    if !path.is_dir() {
+        return evolution::read_bundle(path).map(|ledger| evolution::Snapshot {
+            ledger,
+            ..evolution::Snapshot::default()
+        });
+    }
+    let checked = check_skills(path, &Progress::default());
+    if checked.workspace.is_none() {
+        return Err(checked.findings);
+    }
+    Ok(evolution::Snapshot {
+        ledger: evolution::workspace_ledger(&checked.skills),
+        findings: checked
+            .findings
+            .into_iter()
+            .map(|mut f| {
+                f.severity = finding::Severity::Warning;
+                f
+            })
+            .collect(),
+        uncompared: checked.unassembled.iter().flatten().cloned().collect(),
+        unreadable_skill: checked.unassembled.iter().any(Option::is_none),
+    })
+}
+
+/// Every check but the release rules: each skill's own, then those across skills.
+fn check_skills(root: &Path, progress: &Progress) -> Checked {
     let workspace = match Workspace::open(root) {
         Ok(w) => w,
         Err(findings) => {
@@ -110,6 +136,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
                 workspace: None,
                 skills: Vec::new(),
                 unassembled: Vec::new(),
+                release: None,
                 findings,
             }
         }
@@ -121,6 +148,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
                 workspace: Some(workspace),
                 skills: Vec::new(),
                 unassembled: Vec::new(),
+                release: None,
                 findings: vec![Finding::new(
                     Code::InterfaceInvalid,
                     msg,
@@ -156,8 +184,6 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     }
     unassembled.sort();
     findings.extend(cross_skill(&skills));
-    // Release ledger (skillbundle.lock, --previous): see crate::evolution.
-    findings.extend(evolution::check(&workspace, &skills, options));
     skills.sort_by(|a, b| a.interface.skill_id.cmp(&b.interface.skill_id));
     finding::sort(&mut findings);
     // A shared schema embedded by several skills reports its problems once.
@@ -166,6 +192,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
         workspace: Some(workspace),
         skills,
         unassembled,
+        release: None,
         findings,
     }
 }
@@ -537,7 +564,11 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
             };
         }
     };
-    let lock = match evolution::lock_update(ws, &checked.skills) {
+    let release = checked
+        .release
+        .take()
+        .expect("the release rules ran: every check passed");
+    let lock = match evolution::lock_update(release) {
         Ok(u) => u,
         Err(f) => {
             checked.findings.extend(f);

@@ -76,7 +76,6 @@ pub fn run(format: Format, args: Args) -> ExitCode {
     let ledger = evolution::Options {
         previous: args.previous,
         locked: args.locked,
-        ignore_ledger: false,
     };
     let workspace = skillbundle::workspace::find_root(&args.workspace).unwrap_or(args.workspace);
     let destination = bundle::destination::Permission {

@@ -6,6 +6,7 @@ use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::evolution::{self, SkillReport};
 use skillbundle::finding::Finding;
+use skillbundle::pipeline;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,10 +32,7 @@ struct Report<'a> {
 }
 
 pub fn run(format: Format, args: Args) -> ExitCode {
-    let (a, b) = (
-        evolution::snapshot(&args.old),
-        evolution::snapshot(&args.new),
-    );
+    let (a, b) = (pipeline::snapshot(&args.old), pipeline::snapshot(&args.new));
     let (a, b) = match (a, b) {
         (Ok(a), Ok(b)) => (a, b),
         (a, b) => {
