@@ -348,8 +348,10 @@ fn check_message(value: &Value, message: &Message, at: &str, problems: &mut Vec<
         let present = members
             .get(field.name)
             .or_else(|| members.get(&snake(field.name)));
+        // `skills` may be empty or absent: an agent with no skills of its own has an
+        // empty list, which protobuf JSON (the SDK's own form of a card) omits.
         let empty = match present {
-            None | Some(Value::Null) => true,
+            None | Some(Value::Null) => field.name != "skills",
             Some(Value::String(s)) => s.is_empty(),
             Some(Value::Array(a)) => a.is_empty() && field.name != "skills",
             Some(_) => false,

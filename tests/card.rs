@@ -100,6 +100,29 @@ fn missing_required_members_are_named() {
     assert_eq!(problems(&c), one("/skills/0", "AgentSkill requires `tags`"));
 }
 
+/// An agent with no skills of its own may leave `skills` out, as the SDK's protobuf JSON
+/// does for an empty list: the merge adds the bundle's.
+#[test]
+fn a_base_card_without_skills_of_its_own_merges() {
+    for skills in [None, Some(json!([]))] {
+        let mut c = base();
+        match skills {
+            None => {
+                c.as_object_mut().unwrap().remove("skills");
+            }
+            Some(empty) => c["skills"] = empty,
+        }
+        let merged = merge(&c).unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<&str> = merged["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["describe_skill"]);
+    }
+}
+
 #[test]
 fn an_all_snake_case_card_is_read_and_printed_in_camel_case() {
     let snake = json!({
