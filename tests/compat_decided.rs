@@ -9,7 +9,7 @@
 
 use serde_json::{json, Value};
 use skillbundle::compat::compare;
-use skillbundle::schema::validator;
+use skillbundle::schema::govern_alone;
 use skillbundle::workspace::Role;
 
 /// The verdict per role.
@@ -610,10 +610,7 @@ fn probes(old: &Value, new: &Value) -> Vec<Value> {
 #[test]
 fn compatible_verdicts_in_the_table_hold_on_probes() {
     for (name, old, new, _) in table() {
-        let (vo, vn) = (
-            validator::compile(&old).unwrap(),
-            validator::compile(&new).unwrap(),
-        );
+        let (vo, vn) = (govern_alone(&old).unwrap(), govern_alone(&new).unwrap());
         let c = compare(&old, &new);
         for i in probes(&old, &new) {
             let (a, b) = (vo.is_valid(&i), vn.is_valid(&i));

@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
 use skillbundle::compat::compare;
-use skillbundle::schema::validator::{self, Validator};
+use skillbundle::schema::{govern_alone, validator::Validator};
 use skillbundle::workspace::Role;
 use std::cell::Cell;
 
@@ -239,7 +239,7 @@ fn mentioned(v: &Value, out: &mut Vec<Value>) {
 }
 
 fn compile(schema: &Value) -> Option<Validator> {
-    validator::compile(schema).ok()
+    govern_alone(schema).ok()
 }
 
 #[derive(Default)]

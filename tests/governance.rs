@@ -355,12 +355,8 @@ fn references_never_touch_the_network() {
     );
     let found = check_with(|ws| write(&input_schema(ws), schema), "ref_external");
     assert_eq!(found[0]["pointer"], "/$ref");
-    // Also through the validator alone, bypassing the closure check.
-    let value: serde_json::Value = serde_json::from_str(&format!(
-        r#"{{"properties": {{"a": {{"$ref": "http://127.0.0.1:{port}/x.json"}}}}}}"#
-    ))
-    .unwrap();
-    assert!(skillbundle::schema::validator::compile(&value).is_err());
+    // (The validator alone, without the closure check, is tested the same way in
+    // `schema::validator`'s unit tests.)
     match listener.accept() {
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
         other => panic!("a connection reached the listener: {other:?}"),
@@ -384,16 +380,12 @@ fn references_never_open_local_files() {
     let schema = format!(r#"{{"$ref": "{uri}"}}"#);
     std::thread::spawn(move || {
         let found = check_with(|ws| write(&input_schema(ws), schema), "ref_external");
-        let value: serde_json::Value =
-            serde_json::from_str(&format!(r#"{{"$ref": "{uri}"}}"#)).unwrap();
-        let compiled = skillbundle::schema::validator::compile(&value).is_err();
-        tx.send((found.len(), compiled)).unwrap();
+        tx.send(found.len()).unwrap();
     });
-    let (n, refused) = rx
+    let n = rx
         .recv_timeout(Duration::from_secs(120))
         .expect("the check blocked: something opened the FIFO");
     assert_eq!(n, 1);
-    assert!(refused);
 }
 
 #[test]

@@ -1,11 +1,11 @@
 //! Does a declared property name match a `patternProperties` pattern? The comparison
 //! needs the answer to know which schema governed a property before it was declared (or
 //! governs it after it was removed). It is asked of the same regular-expression engine,
-//! with the same options, that validates instances ([`crate::schema::validator`]), so the
-//! answer is the one the tool gives at run time; a pattern that engine refuses leaves
-//! the question undecided.
+//! with the same options, that validates instances (through [`crate::schema::govern`], so a
+//! pattern past the limits is never compiled), and the answer is the one the tool gives
+//! at run time; a pattern that is refused leaves the question undecided.
 
-use crate::schema::validator::{self, Validator};
+use crate::schema::{govern_alone, validator::Validator};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -21,7 +21,7 @@ impl Patterns {
         let v = self
             .compiled
             .entry(pattern.to_owned())
-            .or_insert_with(|| validator::compile(&json!({ "pattern": pattern })).ok());
+            .or_insert_with(|| govern_alone(&json!({ "pattern": pattern })).ok());
         v.as_ref()
             .map(|v| v.is_valid(&Value::String(name.to_owned())))
     }

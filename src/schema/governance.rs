@@ -28,6 +28,30 @@ pub fn govern(
     limits: &Limits,
     patterns: &PatternCache,
 ) -> Result<Validator, Vec<Finding>> {
+    govern_with_rules(schema, dialect, limits, patterns, closure::Rules::V1_0)
+}
+
+/// [`govern`] as draft 2020-12 under the default limits, with a pattern cache of its
+/// own: for a schema that stands alone (a comparison's probe, a test).
+pub fn govern_alone(schema: &Value) -> Result<Validator, Vec<Finding>> {
+    govern(
+        schema,
+        super::DRAFT_2020_12,
+        &Limits::default(),
+        &PatternCache::new(),
+    )
+}
+
+/// [`govern`] under other inline-closure rules than version 1.0's. Only a conformance
+/// suite wants this (to see the rest of the pipeline on schemas that use relative
+/// `$id`s); no skill, bundle or document is ever governed with other rules.
+pub fn govern_with_rules(
+    schema: &Value,
+    dialect: &str,
+    limits: &Limits,
+    patterns: &PatternCache,
+    rules: closure::Rules,
+) -> Result<Validator, Vec<Finding>> {
     if !(schema.is_object() || schema.is_boolean()) {
         return Err(vec![Finding::new(
             Code::SchemaInvalid,
@@ -40,11 +64,11 @@ pub fn govern(
         return Err(over);
     }
     let mut problems = dialect::check(schema, dialect);
-    problems.extend(closure::check(schema));
+    problems.extend(closure::check_with(schema, rules));
     if !problems.is_empty() {
         return Err(problems);
     }
-    validator::compile_shared(schema, patterns)
+    validator::compile(schema, patterns)
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ pub struct Validator {
 }
 
 /// Compiled `pattern` regular expressions shared between the validators built with the
-/// same cache (see [`compile_shared`]). Clones share one cache; it lives as long as one
+/// same cache (see [`compile`]). Clones share one cache; it lives as long as one
 /// of them does.
 pub use jsonschema::PatternCache;
 
@@ -95,30 +95,28 @@ fn too_deep(what: &str, at: String) -> Finding {
     )
 }
 
-/// Compile `schema` as draft 2020-12 with the version 1.0 settings described above.
+/// Compile `schema` as draft 2020-12 with the version 1.0 settings described above —
+/// only ever called by [`super::govern`], after the limits, dialect and closure checks.
 ///
 /// On failure, every meta-schema violation is returned ([`Code::SchemaInvalid`]) or else
 /// the compiler's error: an unknown `format`, an invalid `pattern` ([`Code::SchemaInvalid`],
 /// at the keyword), or a reference it cannot resolve ([`Code::RefUnresolved`]; the closure
 /// check reports those better). Values nested deeper than [`MAX_NESTING`] give
 /// [`Code::ResourceLimitExceeded`].
-pub fn compile(schema: &Value) -> Result<Validator, Vec<Finding>> {
-    compile_shared(schema, &PatternCache::new())
-}
-
-/// [`compile`], sharing compiled `pattern`s with every other validator compiled with the
-/// same `patterns` cache. Regular expressions were most of the cost of compiling (a
+///
+/// Compiled `pattern`s are shared with every other validator compiled with the same
+/// `patterns` cache. Regular expressions were most of the cost of compiling (a
 /// third of `verify`'s instructions on generated skills, where a few patterns recur in
 /// every schema); with the cache each distinct pattern is compiled once per cache, and
-/// validators that keep it share one copy. The result is the same as [`compile`]'s: the
-/// cache is keyed by the pattern and the engine options, which are always ours.
+/// validators that keep it share one copy. The result does not depend on the cache: it is
+/// keyed by the pattern and the engine options, which are always ours.
 ///
 /// Meta-schema validation: `jsonschema` validates the schema against the draft 2020-12
 /// meta-schema while building, so a schema that builds is meta-valid, and
 /// [`metaschema_errors`] (which reports every violation, not only the first) only runs
 /// when the build fails — the findings are the same as running it first, without
 /// validating every schema against the meta-schema twice.
-pub fn compile_shared(schema: &Value, patterns: &PatternCache) -> Result<Validator, Vec<Finding>> {
+pub(super) fn compile(schema: &Value, patterns: &PatternCache) -> Result<Validator, Vec<Finding>> {
     if let Some(at) = first_beyond_depth(schema, MAX_NESTING) {
         return Err(vec![too_deep("the schema", at)]);
     }
@@ -240,11 +238,11 @@ mod tests {
     use std::time::{Duration, Instant};
 
     fn compiled(schema: Value) -> Validator {
-        compile(&schema).unwrap_or_else(|f| panic!("{schema}: {f:#?}"))
+        compile(&schema, &PatternCache::new()).unwrap_or_else(|f| panic!("{schema}: {f:#?}"))
     }
 
     fn compile_err(schema: Value) -> Vec<Finding> {
-        match compile(&schema) {
+        match compile(&schema, &PatternCache::new()) {
             Ok(_) => panic!("{schema} compiled"),
             Err(findings) => findings,
         }
@@ -416,7 +414,7 @@ mod tests {
     #[test]
     fn deep_values_are_refused_not_overflowed() {
         let deep = Deep(Some(nest(10_000, "not", json!({}))));
-        let findings = compile(deep.get()).expect_err("too deep to compile");
+        let findings = compile(deep.get(), &PatternCache::new()).expect_err("too deep to compile");
         assert_eq!(findings[0].code, Code::ResourceLimitExceeded);
         assert_eq!(
             metaschema_errors(deep.get())[0].code,
@@ -432,5 +430,44 @@ mod tests {
         assert!(compiled(json!({"type": "object"}))
             .errors(&inside)
             .is_empty());
+    }
+
+    /// Defence in depth under the closure check: the compiler alone never fetches a
+    /// reference (a listening local port gets no connection)...
+    #[test]
+    fn the_compiler_alone_never_touches_the_network() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let uri = format!("http://127.0.0.1:{port}/x.json");
+        compile_err(json!({"properties": {"a": {"$ref": uri}}}));
+        match listener.accept() {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => panic!("a connection reached the listener: {other:?}"),
+        }
+    }
+
+    /// ...and never opens a local file: a reference to a FIFO would block any reader
+    /// forever, so finishing at all proves the file was never opened.
+    #[cfg(unix)]
+    #[test]
+    fn the_compiler_alone_never_opens_local_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("schema.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            eprintln!("skipping: mkfifo is not available on this machine");
+            return;
+        }
+        let schema = json!({"$ref": format!("file://{}", fifo.display())});
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            tx.send(compile(&schema, &PatternCache::new()).is_err())
+                .unwrap();
+        });
+        let refused = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("compiling blocked: something opened the FIFO");
+        assert!(refused);
     }
 }
