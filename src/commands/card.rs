@@ -7,7 +7,8 @@
 use super::{load, public_key, signing_key, TrustArgs};
 use crate::output;
 use crate::render::{self, Format};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 use skillbundle::a2a;
 use skillbundle::card_signature;
 use skillbundle::finding::{Code, Finding, Location};
@@ -63,13 +64,15 @@ pub fn run_verify(format: Format, args: VerifyArgs) -> ExitCode {
 }
 
 fn fail(format: Format, findings: Vec<Finding>, what: &str) -> ExitCode {
-    render::report_with(
-        format,
-        &findings,
-        &json!({"ok": false, "findings": findings}),
-        Vec::new,
-        what,
-    )
+    super::fail_with(format, &findings, what)
+}
+
+/// `card verify --format json`.
+#[derive(Serialize)]
+struct Verified<'a> {
+    ok: bool,
+    signed_by: &'a [String],
+    findings: &'a [Finding],
 }
 
 /// Read a JSON file strictly, keeping its bytes for locating pointers.
@@ -193,7 +196,11 @@ fn verify_card(format: Format, path: &Path, trust: &[PublicKey]) -> ExitCode {
     match card_signature::verify(&card, trust) {
         Ok(by) => {
             let by: Vec<String> = by.into_iter().map(|k| k.0).collect();
-            let doc = json!({"ok": true, "signed_by": by, "findings": []});
+            let doc = Verified {
+                ok: true,
+                signed_by: &by,
+                findings: &[],
+            };
             render::report(format, &[], &doc, || {
                 vec![format!(
                     "verified: the Agent Card is signed by {}",

@@ -7,11 +7,13 @@
 //! received result or a supporting record. Every refusal prints the draft's error
 //! object and exits 1; these are local conditions, with no remote task state.
 
+use super::SkillLine;
 use crate::render::{self, Format};
 use clap::Subcommand;
-use serde_json::{json, Value};
+use serde::Serialize;
 use skillbundle::client::{self, CardAdvertisement, VerifiedInterface};
 use skillbundle::condition::ErrorObject;
+use skillbundle::digest::Digest;
 use skillbundle::finding::Finding;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -97,14 +99,7 @@ enum Data {
 
 /// An unreadable or non-JSON file: the finding, exit status 2 or 1.
 fn unreadable(format: Format, finding: Finding) -> ExitCode {
-    let f = vec![finding];
-    render::report_with(
-        format,
-        &f,
-        &json!({"ok": false, "findings": f}),
-        Vec::new,
-        "nothing was checked",
-    )
+    super::fail_with(format, &[finding], "nothing was checked")
 }
 
 fn read_card(format: Format, path: &Path) -> Result<CardAdvertisement, ExitCode> {
@@ -112,8 +107,35 @@ fn read_card(format: Format, path: &Path) -> Result<CardAdvertisement, ExitCode>
     client::read_card(&card).map_err(|e| render::error_object(format, &e))
 }
 
-fn skills_json(card: &CardAdvertisement) -> Vec<Value> {
-    card.skills.iter().map(|s| s.to_json()).collect()
+/// `client check-card --format json`.
+#[derive(Serialize)]
+struct CardReport<'a> {
+    ok: bool,
+    interface_version: &'a str,
+    describe_skill: bool,
+    skills: Vec<SkillLine>,
+    findings: &'a [Finding],
+}
+
+/// `client describe-check --format json`: the verified interface.
+#[derive(Serialize)]
+struct Checked<'a> {
+    ok: bool,
+    skill_id: &'a str,
+    skill_version: &'a str,
+    interface_digest: &'a Digest,
+    findings: &'a [Finding],
+}
+
+fn skills_json(card: &CardAdvertisement) -> Vec<SkillLine> {
+    card.skills
+        .iter()
+        .map(|s| SkillLine {
+            skill_id: s.skill_id.clone(),
+            skill_version: s.skill_version.clone(),
+            interface_digest: s.interface_digest.clone(),
+        })
+        .collect()
 }
 
 fn check_card(format: Format, path: &Path) -> ExitCode {
@@ -121,13 +143,13 @@ fn check_card(format: Format, path: &Path) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let doc = json!({
-        "ok": true,
-        "interface_version": card.interface_version,
-        "describe_skill": card.describe_skill,
-        "skills": skills_json(&card),
-        "findings": [],
-    });
+    let doc = CardReport {
+        ok: true,
+        interface_version: &card.interface_version,
+        describe_skill: card.describe_skill,
+        skills: skills_json(&card),
+        findings: &[],
+    };
     render::report(format, &[], &doc, || {
         let mut lines = vec![format!(
             "the card advertises schema interfaces {} for {} skill{}{}",
@@ -214,13 +236,13 @@ fn describe_check(
     };
     match outcome {
         Ok(line) => {
-            let doc = json!({
-                "ok": true,
-                "skill_id": verified.skill_id,
-                "skill_version": verified.skill_version,
-                "interface_digest": verified.interface_digest,
-                "findings": [],
-            });
+            let doc = Checked {
+                ok: true,
+                skill_id: &verified.skill_id,
+                skill_version: &verified.skill_version,
+                interface_digest: &verified.interface_digest,
+                findings: &[],
+            };
             render::report(format, &[], &doc, || vec![line])
         }
         Err(e) => render::error_object(format, &e),

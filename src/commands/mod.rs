@@ -108,6 +108,14 @@ pub fn fail_with(format: Format, findings: &[Finding], outcome: &str) -> ExitCod
     render::report_with(format, findings, &Failed::new(findings), Vec::new, outcome)
 }
 
+/// A bundle in a push or pull report: name, version and how many skills it holds.
+#[derive(Serialize)]
+pub struct BundleSummary<'a> {
+    pub name: &'a str,
+    pub version: &'a str,
+    pub skills: usize,
+}
+
 /// One skill in a report: its id, version and interface digest.
 #[derive(Serialize)]
 pub struct SkillLine {

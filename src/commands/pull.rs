@@ -4,10 +4,10 @@
 //! handlers. All the checking is the library's ([`skillbundle::registry`],
 //! [`skillbundle::fetch`]); this file writes the verified file and renders.
 
-use super::{fail_with, TrustArgs};
+use super::{fail_with, BundleSummary, Signature, TrustArgs};
 use crate::render::{self, Format};
-use serde_json::{json, Value};
-use skillbundle::bundle::{self, Bundle, SignatureStatus, TrustedKeys};
+use serde::Serialize;
+use skillbundle::bundle::{self, Bundle, TrustedKeys};
 use skillbundle::fetch::{self, Source};
 use skillbundle::finding::{Code, Finding};
 use skillbundle::registry::{self, ArtifactRef, Options};
@@ -17,6 +17,18 @@ use std::process::ExitCode;
 
 /// The help shown under `skillbundle pull --help`.
 const AFTER_HELP: &str = "Examples:\n  skillbundle pull oci://registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json --out bundles/\n  skillbundle pull registry.example.com/skills/net@sha256:DIGEST --trust keys/trusted.jwks.json --out bundles/\n  skillbundle pull oci://localhost:5000/skills/net:stable --trust k.jwk.json --out b/ --state /var/lib/agent/skills --plain-http\n\nThe manifest's artifactType, media types and sizes are checked before the layer is downloaded; the\nlayer's digest is checked as it streams; then the bundle is verified exactly as `verify` does. Only\nthen is DIR/<name>-<version>.tar.gz written (atomically): on any failure nothing is written.\nWith --state DIR, a bundle older than the highest version already accepted there is refused\n(rollback_refused), and the state records what was accepted. --trust takes a JWK, a PEM, or a\nJWK Set ({\"keys\": [...]}) holding the keys of a rotation.";
+
+/// `pull --format json`.
+#[derive(Serialize)]
+struct Report<'a> {
+    ok: bool,
+    bundle: BundleSummary<'a>,
+    pinned: &'a str,
+    previous_version: Option<&'a str>,
+    signature: Signature,
+    written: &'a Path,
+    findings: &'a [Finding],
+}
 
 /// Pull a bundle from an OCI registry, verify it, and write it only if all passed.
 #[derive(clap::Args)]
@@ -139,22 +151,19 @@ fn pull(
         let f = Finding::at_file(Code::Io, format!("cannot write the bundle: {e}"), &dest);
         return fail_with(format, &[f], "nothing was written");
     }
-    let signature = match bundle.signature() {
-        SignatureStatus::Verified { by } => json!({"status": "verified", "signed_by": by}),
-        SignatureStatus::Unsigned => json!({"status": "unsigned"}),
-        SignatureStatus::NotVerified { signatures } => {
-            json!({"status": "not_verified", "signatures": signatures})
-        }
+    let doc = Report {
+        ok: true,
+        bundle: BundleSummary {
+            name: bundle.name(),
+            version: bundle.version(),
+            skills: bundle.skill_ids().count(),
+        },
+        pinned: &pinned,
+        previous_version: previous.as_deref(),
+        signature: bundle.signature().into(),
+        written: &dest,
+        findings: &[],
     };
-    let doc = json!({
-        "ok": true,
-        "bundle": {"name": bundle.name(), "version": bundle.version(), "skills": bundle.skill_ids().count()},
-        "pinned": pinned,
-        "previous_version": previous,
-        "signature": signature,
-        "written": dest,
-        "findings": Value::Array(Vec::new()),
-    });
     render::report(format, &[], &doc, || {
         vec![
             format!(

@@ -3,16 +3,29 @@
 //! Kept apart from `main.rs` so the command can move with the rest of the per-command
 //! handlers; it only parses nothing, calls the library and renders.
 
-use super::{fail_with, TrustArgs};
+use super::{fail_with, BundleSummary, TrustArgs};
 use crate::render::{self, Format};
-use serde_json::json;
+use serde::Serialize;
 use skillbundle::bundle::{self, Bundle, TrustedKeys};
+use skillbundle::finding::Finding;
 use skillbundle::registry::{self, ArtifactRef, BundleInfo, Options};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The help shown under `skillbundle push --help`.
 const AFTER_HELP: &str = "Examples:\n  skillbundle push dist/net-skills-0.2.0.tar.gz registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json\n  skillbundle push dist/net-skills-0.2.0.tar.gz localhost:5000/skills/net:0.2.0 --trust keys/release.jwk.json --plain-http\n\nThe bundle is verified first (signed by a --trust key unless --allow-unsigned), then pushed as an OCI 1.1\nartifact: artifactType application/vnd.skillbundle.bundle.v1, the empty config, one layer that is the\n.tar.gz byte for byte, and annotations (title, version, created from SOURCE_DATE_EPOCH, bundle name,\nskill count). Pushing the same bundle twice gives the same digest. A tag that names a release version\nis never moved to other content (tag_immutable) unless --force; other tags (latest, stable) move.\nCredentials: REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, or ~/.docker/config.json\n(as written by `docker login` / `skopeo login`). Prints REGISTRY/REPOSITORY:TAG@sha256:DIGEST.";
+
+/// `push --format json`.
+#[derive(Serialize)]
+struct Report<'a> {
+    ok: bool,
+    bundle: BundleSummary<'a>,
+    reference: &'a str,
+    digest: &'a str,
+    unchanged: bool,
+    moved: bool,
+    findings: &'a [Finding],
+}
 
 /// Verify a bundle and push it to an OCI registry as a skillbundle artifact.
 #[derive(clap::Args)]
@@ -87,15 +100,19 @@ fn push(
         Ok(p) => p,
         Err(f) => return fail_with(format, &[f], nothing),
     };
-    let doc = json!({
-        "ok": true,
-        "bundle": {"name": info.name, "version": info.version, "skills": info.skills},
-        "reference": pushed.reference,
-        "digest": pushed.digest,
-        "unchanged": pushed.unchanged,
-        "moved": pushed.moved,
-        "findings": [],
-    });
+    let doc = Report {
+        ok: true,
+        bundle: BundleSummary {
+            name: &info.name,
+            version: &info.version,
+            skills: info.skills,
+        },
+        reference: &pushed.reference,
+        digest: &pushed.digest,
+        unchanged: pushed.unchanged,
+        moved: pushed.moved,
+        findings: &[],
+    };
     render::report(format, &[], &doc, || {
         let how = if pushed.unchanged {
             "already there, unchanged"
