@@ -403,6 +403,9 @@ fn gen_backtracking(ws: &Path, _: &Path) {
     let example =
         read(&at(ws, ERC_EXAMPLE)).replace("network-resource-123", &format!("{}!", "a".repeat(40)));
     write(&at(ws, ERC_EXAMPLE), example);
+    // The schema still assembles, so the release rules would also (rightly) report the
+    // edit as a changed published version; without a lock they have no baseline.
+    std::fs::remove_file(ws.join("skillbundle.lock")).unwrap();
 }
 
 fn gen_duplicate_skill(ws: &Path, _: &Path) {
