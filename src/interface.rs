@@ -76,19 +76,6 @@ impl SchemaReference {
         })
     }
 
-    /// The identity summary (no inline schema) used in bundle manifests and `inspect`.
-    pub fn summary(&self) -> Value {
-        let mut v = json!({"role": self.role.as_str()});
-        if let Some(kind) = &self.kind {
-            v["kind"] = json!(kind);
-        }
-        v["schema_uri"] = json!(self.schema_uri);
-        v["version"] = json!(self.version.to_string());
-        v["dialect"] = json!(self.dialect);
-        v["digest"] = json!(self.digest.as_str());
-        v
-    }
-
     /// Append this reference's JCS bytes: [`Self::to_json`] canonicalized, with the
     /// schema's canonical bytes spliced in instead of canonicalizing the schema again.
     /// Members in RFC 8785 order: dialect, digest, resolution {schema, type}, schema_uri,

@@ -32,6 +32,7 @@
 //! covered byte for byte by its digest.
 
 use super::archive::{self, ReadLimits};
+use super::manifest::{Manifest, ManifestSchema, ManifestSkill};
 use super::sign::{signing_payload, SIGNATURES};
 use super::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
 use crate::a2a::{Advertised, EXTENSION_URI};
@@ -179,74 +180,6 @@ impl fmt::Debug for Bundle {
     }
 }
 
-// The manifest as the writer produces it (see `super::contents`). Unknown members are
-// refused: a member this reader does not understand could change what the bundle means.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ManifestFile {
-    // `format` and `interface_version` are checked on the raw value first, for a clear
-    // message; they are listed here so that the shape is complete.
-    #[serde(rename = "format")]
-    _format: String,
-    bundle: BundleId,
-    #[serde(rename = "interface_version")]
-    _interface_version: String,
-    skill_interface_schema: SchemaId,
-    generator: String,
-    skills: Vec<SkillEntry>,
-    files: BTreeMap<String, Digest>,
-    #[serde(default)]
-    signatures: Option<Vec<JwsSignature>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct BundleId {
-    name: String,
-    version: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SchemaId {
-    digest: Digest,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SkillEntry {
-    skill_id: String,
-    skill_version: String,
-    interface_digest: Digest,
-    file: String,
-    schemas: Vec<SchemaEntry>,
-}
-
-#[derive(Deserialize, PartialEq, Debug)]
-#[serde(deny_unknown_fields)]
-struct SchemaEntry {
-    role: String,
-    #[serde(default)]
-    kind: Option<String>,
-    schema_uri: String,
-    version: String,
-    dialect: String,
-    digest: Digest,
-}
-
-impl SchemaEntry {
-    fn identity(&self) -> [Option<&str>; 6] {
-        [
-            Some(self.role.as_str()),
-            self.kind.as_deref(),
-            Some(self.schema_uri.as_str()),
-            Some(self.version.as_str()),
-            Some(self.dialect.as_str()),
-            Some(self.digest.as_str()),
-        ]
-    }
-}
-
 fn at(path: &str) -> Location {
     Location::file(path)
 }
@@ -316,7 +249,7 @@ impl Bundle {
                 )
             }
         }
-        let parsed: ManifestFile = match serde_json::from_value(manifest.clone()) {
+        let parsed: Manifest = match serde_json::from_value(manifest.clone()) {
             Ok(m) => m,
             Err(_) => {
                 return one(
@@ -585,7 +518,7 @@ fn check_signatures(
 }
 
 fn check_file_set(
-    manifest: &ManifestFile,
+    manifest: &Manifest,
     files: &BTreeMap<&str, &Digest>,
 ) -> Result<(), Vec<Finding>> {
     let mut findings = Vec::new();
@@ -678,7 +611,7 @@ fn check_file_set(
 fn load_skill(
     schema: &InterfaceSchema,
     patterns: &PatternCache,
-    entry: &SkillEntry,
+    entry: &ManifestSkill,
     bytes: &[u8],
 ) -> Result<LoadedSkill, Vec<Finding>> {
     let file = entry.file.as_str();
@@ -769,7 +702,8 @@ fn load_skill(
             ]
         })
         .collect();
-    let listed: Vec<[Option<&str>; 6]> = entry.schemas.iter().map(SchemaEntry::identity).collect();
+    let listed: Vec<[Option<&str>; 6]> =
+        entry.schemas.iter().map(ManifestSchema::identity).collect();
     if declared != listed {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
@@ -847,7 +781,7 @@ struct FragmentCapabilities {
 }
 
 fn check_fragment(
-    manifest: &ManifestFile,
+    manifest: &Manifest,
     bytes: &[u8],
 ) -> Result<(AgentExtension, Vec<AgentSkill>, Value), Vec<Finding>> {
     let file = CARD_FRAGMENT_PATH;

@@ -8,6 +8,7 @@
 pub mod archive;
 pub mod destination;
 pub mod load;
+pub mod manifest;
 pub mod sign;
 
 pub use load::{Bundle, SignatureStatus, TrustedKeys};
@@ -15,7 +16,8 @@ pub use load::{Bundle, SignatureStatus, TrustedKeys};
 use crate::digest::{jcs, Digest};
 use crate::finding::{Code, Finding};
 use crate::interface::Interface;
-use serde_json::{json, Value};
+use manifest::{BundleName, InterfaceSchemaRef, Manifest, ManifestSkill};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -129,32 +131,29 @@ pub fn contents(
     let mut files = BTreeMap::new();
     let mut skills = Vec::new();
     for interface in interfaces {
-        let path = interface_path(&interface.skill_id);
-        files.insert(path.clone(), Arc::clone(&interface.jcs));
-        skills.push(json!({
-            "skill_id": interface.skill_id,
-            "skill_version": interface.skill_version.to_string(),
-            "interface_digest": interface.digest.as_str(),
-            "file": path,
-            "schemas": interface.schemas.iter().map(|s| s.summary()).collect::<Vec<_>>(),
-        }));
+        let skill = ManifestSkill::of(interface);
+        files.insert(skill.file.clone(), Arc::clone(&interface.jcs));
+        skills.push(skill);
     }
     let fragment = stable_pretty(card_fragment);
-    let mut other = serde_json::Map::new();
-    other.insert(
-        CARD_FRAGMENT_PATH.to_string(),
-        json!(Digest::of_bytes(&fragment).as_str()),
-    );
+    let other = BTreeMap::from([(CARD_FRAGMENT_PATH.to_string(), Digest::of_bytes(&fragment))]);
     files.insert(CARD_FRAGMENT_PATH.to_string(), fragment.into());
-    let manifest = json!({
-        "format": FORMAT,
-        "bundle": {"name": name, "version": version},
-        "interface_version": crate::interface_schema::INTERFACE_VERSION,
-        "skill_interface_schema": {"digest": interface_schema_digest.as_str()},
-        "generator": generator(),
-        "skills": skills,
-        "files": other,
-    });
+    let manifest = Manifest {
+        format: FORMAT.to_string(),
+        bundle: BundleName {
+            name: name.to_string(),
+            version: version.to_string(),
+        },
+        interface_version: crate::interface_schema::INTERFACE_VERSION.to_string(),
+        skill_interface_schema: InterfaceSchemaRef {
+            digest: interface_schema_digest.clone(),
+        },
+        generator: generator(),
+        skills,
+        files: other,
+        signatures: None,
+    };
+    let manifest = serde_json::to_value(&manifest).expect("a manifest always serializes");
     files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest).into());
     Contents { files, manifest }
 }
@@ -239,30 +238,11 @@ fn remove_stale_temporaries(dir: &Path) {
     }
 }
 
-/// What `inspect` shows of a bundle: identity and every digest, no inline schemas.
-pub fn summary(manifest: &Value) -> Value {
-    let skills: Vec<Value> = manifest
-        .get("skills")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-        .map(|s| {
-            json!({
-                "skill_id": s.get("skill_id"),
-                "skill_version": s.get("skill_version"),
-                "interface_digest": s.get("interface_digest"),
-                "schemas": s.get("schemas"),
-            })
-        })
-        .collect();
-    json!({"bundle": manifest.get("bundle"), "skills": skills})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use serde_json::json;
 
     /// The definition stable_pretty replaced: pretty-print the value read back from JCS.
     fn via_jcs(value: &Value) -> Vec<u8> {
