@@ -49,7 +49,9 @@ pub enum Request<'a> {
 }
 
 impl Bundle {
-    /// The schema-interface extension for the Agent Card's `capabilities.extensions`.
+    /// The schema-interface extension for the Agent Card's `capabilities.extensions`, as
+    /// the bundle signs it: `interface_version` and each skill's binding. The card merge
+    /// ([`crate::a2a::merge_card`]) adds each skill's capability descriptors to it.
     pub fn extension(&self) -> &AgentExtension {
         &self.extension
     }

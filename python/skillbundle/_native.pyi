@@ -58,7 +58,9 @@ class Bundle:
     def skills(self) -> list[dict[str, str]]:
         """`skill_id`, `skill_version` and `interface_digest` of each skill."""
     def extension(self) -> dict[str, Any]:
-        """The AgentExtension for the Agent Card's `capabilities.extensions`."""
+        """The AgentExtension for the Agent Card's `capabilities.extensions`, as the bundle
+        signs it (`interface_version` and the skills' bindings); `agent_card` adds each
+        skill's capability descriptors (`interfaces`) to it."""
     def agent_skills(self) -> list[dict[str, Any]]:
         """The AgentSkill entries (describe_skill first)."""
     def card_fragment(self) -> dict[str, Any]: ...

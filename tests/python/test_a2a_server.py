@@ -162,7 +162,13 @@ async def test_card_resolves_with_the_extension(server: Server, bundle: Bundle) 
         card = await A2ACardResolver(http, server.url).get_agent_card()
     ext = find_extension_by_uri(card, EXTENSION_URI)
     assert ext is not None and not ext.required
-    assert json_format.MessageToDict(ext.params) == bundle.extension()["params"]
+    params = json_format.MessageToDict(ext.params)
+    # What the card serves: the bundle's signed entries, each with the capability
+    # descriptors the card merge adds.
+    for entry in params["skills"]:
+        descriptors = entry.pop("interfaces")
+        assert [d["id"] for d in descriptors] == [f'{entry["skill_id"]}@{entry["skill_version"]}']
+    assert params == bundle.extension()["params"]
     assert [s.id for s in card.skills] == [s["id"] for s in bundle.agent_skills()]
 
 
