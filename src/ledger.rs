@@ -93,6 +93,13 @@ pub struct Ledger {
     pub skills: BTreeMap<SkillKey, SkillEntry>,
 }
 
+/// The versions recorded under `name` in a map keyed by (name, version), ascending.
+fn versions_of<T>(map: &BTreeMap<(String, Version), T>, name: &str) -> Vec<Version> {
+    let lowest = (name.to_string(), Version::new(0, 0));
+    let highest = (name.to_string(), Version::new(u64::MAX, u64::MAX));
+    map.range(lowest..=highest).map(|((_, v), _)| *v).collect()
+}
+
 /// An attempt to record an identity that is already recorded with other content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
@@ -102,22 +109,16 @@ pub struct Conflict {
 }
 
 impl Ledger {
-    /// Every recorded version of a schema_uri, ascending.
+    /// Every recorded version of a schema_uri, ascending. A range of the sorted keys, not
+    /// a scan: the release rules ask this once per schema, and a scan made a check of
+    /// 10,000 skills quadratic in the size of the lock.
     pub fn schema_versions(&self, schema_uri: &str) -> Vec<Version> {
-        self.schemas
-            .keys()
-            .filter(|(u, _)| u == schema_uri)
-            .map(|(_, v)| *v)
-            .collect()
+        versions_of(&self.schemas, schema_uri)
     }
 
-    /// Every recorded version of a skill_id, ascending.
+    /// Every recorded version of a skill_id, ascending (a range, as above).
     pub fn skill_versions(&self, skill_id: &str) -> Vec<Version> {
-        self.skills
-            .keys()
-            .filter(|(s, _)| s == skill_id)
-            .map(|(_, v)| *v)
-            .collect()
+        versions_of(&self.skills, skill_id)
     }
 
     pub fn schema(&self, schema_uri: &str, version: Version) -> Option<&SchemaEntry> {
@@ -855,6 +856,31 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_of_one_name_only() {
+        let map: BTreeMap<(String, Version), ()> = [
+            ("a", Version::new(1, 0)),
+            ("a", Version::new(1, 10)),
+            ("a", Version::new(u64::MAX, u64::MAX)),
+            ("a/b", Version::new(0, 1)),
+            ("ab", Version::new(2, 0)),
+            ("", Version::new(0, 0)),
+        ]
+        .into_iter()
+        .map(|(n, v)| ((n.to_string(), v), ()))
+        .collect();
+        assert_eq!(
+            versions_of(&map, "a"),
+            [
+                Version::new(1, 0),
+                Version::new(1, 10),
+                Version::new(u64::MAX, u64::MAX)
+            ]
+        );
+        assert_eq!(versions_of(&map, ""), [Version::new(0, 0)]);
+        assert!(versions_of(&map, "b").is_empty());
+    }
 
     fn sample() -> Ledger {
         let mut l = Ledger::default();
