@@ -746,6 +746,39 @@ fn diff_compares_what_it_can_and_reports_the_rest() {
     );
 }
 
+/// A skill.yaml that cannot be read hides which skill its directory holds: a skill
+/// missing from that side is `not_compared`, never `removed`.
+#[test]
+fn diff_never_calls_a_skill_removed_when_a_manifest_is_unreadable() {
+    let old = workspace();
+    let new = workspace();
+    write(&manifest(new.path()), "skill_id: [\n");
+    let (o, n) = (old.path().to_str().unwrap(), new.path().to_str().unwrap());
+    let out = run(&["diff", o, n, "--format", "json"], old.path());
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    let doc = out.json();
+    let statuses: Vec<(&str, &str)> = doc["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["skill_id"].as_str().unwrap(),
+                s["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("evaluate_resource_condition", "not_compared"),
+            ("manage_interface_config", "unchanged"),
+            ("trace_network_path", "unchanged"),
+        ]
+    );
+    assert_eq!(doc["findings"][0]["severity"], "warning");
+}
+
 /// A directory that is not a workspace is still a refusal: nothing was compared.
 #[test]
 fn diff_refuses_a_workspace_it_cannot_open() {
