@@ -8,7 +8,7 @@
 //! behind a root `$ref`, a branch added to a union or an intersection), so that many
 //! verdicts are "compatible" and each of those claims gets tested. For every pair, a few
 //! dozen instances — random ones plus values the two schemas mention — are judged by the
-//! validator the tool itself uses (`skillbundle::schema::validator`): whenever the
+//! validator the tool itself uses (compiled through `skillbundle::schema::govern`): whenever the
 //! comparison calls the change compatible for an input schema, no instance the old
 //! schema accepts may be rejected by the new one, and dually for an output schema.
 //!
