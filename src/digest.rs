@@ -169,6 +169,15 @@ impl Digest {
         Digest(format!("sha256:{}", hex(&Sha256::digest(bytes))))
     }
 
+    /// The digest of `parts` joined, without joining them.
+    pub fn of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Digest {
+        let mut hasher = Sha256::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        Digest(format!("sha256:{}", hex(&hasher.finalize())))
+    }
+
     /// The digest of a JSON value's JCS bytes.
     pub fn of_value(value: &Value) -> Digest {
         Digest::of_bytes(&jcs(value))

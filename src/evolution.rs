@@ -251,7 +251,7 @@ fn ident(u: &SchemaUse, ledger: &Ledger) -> SchemaIdent {
 pub fn compare_entries(old: Option<&SchemaEntry>, new: Option<&SchemaEntry>) -> Comparison {
     match (old, new) {
         (Some(o), Some(n)) => {
-            let mut c = compat::compare(&o.schema, &n.schema);
+            let mut c = compat::compare(&o.schema(), &n.schema());
             if o.dialect != n.dialect {
                 c.changes.insert(
                     0,
@@ -731,7 +731,7 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
             version,
             dialect: cur.dialect.clone(),
             digest: cur.digest.clone(),
-            schema: cur.schema(),
+            jcs: std::sync::Arc::clone(&cur.jcs),
         };
         let skill_id = &skill.interface.skill_id;
         let skill_version = skill.interface.skill_version;
@@ -1023,10 +1023,7 @@ pub fn lock_update(release: Release) -> Result<LockUpdate, Vec<Finding>> {
         return Err(findings);
     }
     let bytes = ledger.to_bytes();
-    let changed = match &lock.bytes {
-        None => true,
-        Some(old) => normalize_newlines(old) != bytes,
-    };
+    let changed = lock.content != Some(Digest::of_bytes(&bytes));
     Ok(LockUpdate {
         path: lock.path,
         bytes,
@@ -1034,20 +1031,6 @@ pub fn lock_update(release: Release) -> Result<LockUpdate, Vec<Finding>> {
         added_skills,
         changed,
     })
-}
-
-fn normalize_newlines(b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
-            i += 1;
-            continue;
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
 }
 
 /// The `lock_outdated` finding for `build --locked`.

@@ -60,6 +60,29 @@ impl SchemaReference {
         }
     }
 
+    /// A reference whose schema is already canonical: `jcs` (RFC 8785 bytes written by
+    /// this crate, or checked against `digest` by whoever read them) is shared, not
+    /// copied, and not canonicalized again.
+    pub fn from_canonical(
+        role: Role,
+        kind: Option<String>,
+        schema_uri: String,
+        version: Version,
+        dialect: String,
+        digest: Digest,
+        jcs: Arc<[u8]>,
+    ) -> Self {
+        SchemaReference {
+            role,
+            kind,
+            schema_uri,
+            version,
+            dialect,
+            digest,
+            jcs,
+        }
+    }
+
     /// The inline schema as a value (parsed from its canonical bytes).
     pub fn schema(&self) -> Value {
         parse_canonical(&self.jcs)
@@ -96,7 +119,7 @@ impl SchemaReference {
 }
 
 /// Parse bytes this crate canonicalized itself: valid I-JSON by construction.
-fn parse_canonical(bytes: &[u8]) -> Value {
+pub(crate) fn parse_canonical(bytes: &[u8]) -> Value {
     crate::json::parse_with_depth(bytes, usize::MAX)
         .expect("canonical bytes written by this crate parse")
 }

@@ -96,6 +96,27 @@ pub fn parse_with_limits(
     p.document()
 }
 
+/// What a [`parse_with_hook`] hook is: given a complete value's path and the value, it
+/// returns what to keep in its place.
+pub type Hook<'h> = &'h mut dyn FnMut(&[String], Value) -> Value;
+
+/// [`parse`], handing every member value and array element of a container at depth at
+/// most `hook_depth` (the root container is at depth 1, a container inside it at 2, …)
+/// to `hook` as soon as it is complete, with its path (member names and array indices),
+/// and keeping what `hook` returns in its place. A caller that needs only the canonical
+/// bytes of some subtrees turns each into something small as it is read, so a large
+/// file never exists as one tree.
+pub fn parse_with_hook(
+    bytes: &[u8],
+    hook_depth: usize,
+    hook: Hook<'_>,
+) -> Result<Value, JsonError> {
+    let text = utf8(bytes)?;
+    let mut p = Parser::new(text, DEFAULT_MAX_DEPTH, None);
+    p.hook = Some((hook_depth, hook));
+    p.document()
+}
+
 /// The 1-based line and column where the value at `pointer` starts in `bytes`, if the
 /// text parses that far and the pointer exists. For an object member the position is
 /// that of its value.
@@ -148,6 +169,8 @@ pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
 }
 
 struct Parser<'a> {
+    /// See [`parse_with_hook`]: the deepest container handed over, and the hook.
+    hook: Option<(usize, Hook<'a>)>,
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
@@ -165,6 +188,7 @@ type PResult<T> = Result<T, JsonError>;
 impl<'a> Parser<'a> {
     fn new(text: &'a str, max_depth: usize, target: Option<Vec<String>>) -> Self {
         Parser {
+            hook: None,
             text,
             bytes: text.as_bytes(),
             pos: 0,
@@ -245,6 +269,20 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Whether the path to the members of a container at `depth` is kept: when locating,
+    /// or when the hook takes them.
+    fn tracking(&self, depth: usize) -> bool {
+        self.target.is_some() || self.hook.as_ref().is_some_and(|(d, _)| depth <= *d)
+    }
+
+    /// `value`, a member of a container at `depth`, after the hook (when it takes it).
+    fn handed(&mut self, depth: usize, value: Value) -> Value {
+        match &mut self.hook {
+            Some((max, hook)) if depth <= *max => hook(&self.path, value),
+            _ => value,
+        }
+    }
+
     fn enter(&self, depth: usize) -> PResult<()> {
         if depth > self.max_depth {
             let mut e = self.error_at(self.pos, "nesting is deeper than the limit allows");
@@ -291,12 +329,13 @@ impl<'a> Parser<'a> {
             }
             self.pos += 1;
             self.skip_ws();
-            let locating = self.target.is_some();
-            if locating {
+            let tracking = self.tracking(depth);
+            if tracking {
                 self.path.push(key.clone());
             }
             let value = self.value(depth)?;
-            if locating {
+            let value = self.handed(depth, value);
+            if tracking {
                 self.path.pop();
             }
             map.insert(key, value);
@@ -323,12 +362,13 @@ impl<'a> Parser<'a> {
         }
         loop {
             self.skip_ws();
-            let locating = self.target.is_some();
-            if locating {
+            let tracking = self.tracking(depth);
+            if tracking {
                 self.path.push(items.len().to_string());
             }
-            items.push(self.value(depth)?);
-            if locating {
+            let value = self.value(depth)?;
+            items.push(self.handed(depth, value));
+            if tracking {
                 self.path.pop();
             }
             self.skip_ws();
@@ -555,6 +595,29 @@ pub fn check_numbers(value: &Value) -> Result<(), String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_hook_sees_each_value_up_to_its_depth_and_replaces_it() {
+        let text = br#"{"a": [{"s": {"x": [1]}}, {"s": true}], "b": {"s": 2}}"#;
+        let mut seen = Vec::new();
+        let mut hook = |path: &[String], v: Value| {
+            seen.push(path.join("/"));
+            if path.last().is_some_and(|k| k == "s") {
+                Value::Null
+            } else {
+                v
+            }
+        };
+        let v = parse_with_hook(text, 3, &mut hook).unwrap();
+        assert_eq!(
+            v,
+            json!({"a": [{"s": null}, {"s": null}], "b": {"s": null}})
+        );
+        assert_eq!(seen, ["a/0/s", "a/0", "a/1/s", "a/1", "a", "b/s", "b"]);
+        // Strictness is unchanged: a duplicate key deep inside is still refused.
+        let mut keep = |_: &[String], v: Value| v;
+        assert!(parse_with_hook(br#"{"a": [{"s": {"x": 1, "x": 2}}]}"#, 3, &mut keep).is_err());
+    }
 
     fn err(text: &str) -> JsonError {
         parse(text.as_bytes()).unwrap_err()

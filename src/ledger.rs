@@ -28,6 +28,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The lock file's name, at the workspace root.
 pub const LOCK_FILE: &str = "skillbundle.lock";
@@ -41,7 +42,29 @@ pub struct SchemaEntry {
     pub version: Version,
     pub dialect: String,
     pub digest: Digest,
-    pub schema: Value,
+    /// The schema's canonical (JCS) bytes; `digest` is their SHA-256. Bytes, not a tree:
+    /// the lock of 10,000 skills holds 30,000 schemas, and as trees they took more than a
+    /// gigabyte. [`SchemaEntry::schema`] parses one when a comparison needs it.
+    pub jcs: Arc<[u8]>,
+}
+
+impl SchemaEntry {
+    /// An entry for `schema`, canonicalized and digested here.
+    pub fn new(schema_uri: String, version: Version, dialect: String, schema: &Value) -> Self {
+        let jcs = crate::digest::jcs(schema);
+        SchemaEntry {
+            schema_uri,
+            version,
+            dialect,
+            digest: Digest::of_bytes(&jcs),
+            jcs: jcs.into(),
+        }
+    }
+
+    /// The schema as a value (parsed from its canonical bytes, members in JCS order).
+    pub fn schema(&self) -> Value {
+        crate::interface::parse_canonical(&self.jcs)
+    }
 }
 
 /// A Schema Reference as a skill version used it.
@@ -182,13 +205,14 @@ impl Ledger {
             let s = self.schema(&u.schema_uri, u.version)?;
             refs.push((
                 u,
-                SchemaReference::new(
+                SchemaReference::from_canonical(
                     u.role,
                     u.kind.clone(),
                     s.schema_uri.clone(),
                     s.version,
                     s.dialect.clone(),
-                    &s.schema,
+                    s.digest.clone(),
+                    Arc::clone(&s.jcs),
                 ),
             ));
         }
@@ -223,69 +247,48 @@ impl Ledger {
     /// The lock file's JSON value: entries sorted by identity, members in a fixed
     /// order (identity first, the inline schema last, with its own members sorted).
     pub fn to_json(&self) -> Value {
-        let schemas: Vec<Value> = self
-            .schemas
-            .values()
-            .map(|s| {
-                json!({
-                    "schema_uri": s.schema_uri,
-                    "version": s.version.to_string(),
-                    "dialect": s.dialect,
-                    "digest": s.digest.as_str(),
-                    "schema": sorted(&s.schema),
-                })
-            })
-            .collect();
-        let skills: Vec<Value> = self
-            .skills
-            .values()
-            .map(|s| {
-                let uses: Vec<Value> = s
-                    .schemas
-                    .iter()
-                    .map(|u| {
-                        let mut v = json!({"role": u.role.as_str()});
-                        if let Some(k) = &u.kind {
-                            v["kind"] = json!(k);
-                        }
-                        v["schema_uri"] = json!(u.schema_uri);
-                        v["version"] = json!(u.version.to_string());
-                        v["digest"] = json!(u.digest.as_str());
-                        v
-                    })
-                    .collect();
-                json!({
-                    "skill_id": s.skill_id,
-                    "skill_version": s.skill_version.to_string(),
-                    "interface_version": s.interface_version,
-                    "interface_digest": s.interface_digest.as_str(),
-                    "interaction": {
-                        "supported_response_modes": s.supported_response_modes,
-                        "cancellable": s.cancellable,
-                    },
-                    "authority": {
-                        "default_mode": s.default_mode,
-                        "approval_may_be_required": s.approval_may_be_required,
-                    },
-                    "schemas": uses,
-                })
-            })
-            .collect();
+        let schemas: Vec<Value> = self.schemas.values().map(schema_json).collect();
+        let skills: Vec<Value> = self.skills.values().map(skill_json).collect();
         json!({"format": FORMAT, "schemas": schemas, "skills": skills})
     }
 
     /// The lock file's bytes: [`Ledger::to_json`] pretty-printed, with a final newline.
-    /// The same ledger always gives the same bytes.
+    /// The same ledger always gives the same bytes. They are written an entry at a time
+    /// (each entry is pretty-printed and indented to its place), so the whole lock never
+    /// exists as one tree; a test checks they equal printing `to_json` whole.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out =
-            serde_json::to_vec_pretty(&self.to_json()).expect("a Value always serializes");
-        out.push(b'\n');
+        let mut out = Vec::new();
+        out.extend_from_slice(b"{\n  \"format\": ");
+        out.extend_from_slice(&serde_json::to_vec(FORMAT).expect("a string serializes"));
+        out.extend_from_slice(b",\n  \"schemas\": ");
+        pretty_list(&mut out, self.schemas.values().map(schema_json));
+        out.extend_from_slice(b",\n  \"skills\": ");
+        pretty_list(&mut out, self.skills.values().map(skill_json));
+        out.extend_from_slice(b"\n}\n");
         out
     }
 
     /// Parse and check a lock file. `display` names it in findings.
     pub fn parse(bytes: &[u8], display: &Path) -> Result<Ledger, Vec<Finding>> {
-        let value = crate::json::parse(bytes).map_err(|e| {
+        // Each recorded schema is canonicalized as soon as it is read and kept only as
+        // its JCS bytes (in `canonical`, by entry index, with `null` in its place), so the
+        // lock never exists as one tree.
+        let mut canonical: BTreeMap<usize, Arc<[u8]>> = BTreeMap::new();
+        let mut keep_canonical = |path: &[String], value: Value| -> Value {
+            if let [schemas, i, schema] = path {
+                if schemas == "schemas"
+                    && schema == "schema"
+                    && (value.is_object() || value.is_boolean())
+                {
+                    if let Ok(i) = i.parse::<usize>() {
+                        canonical.insert(i, crate::digest::jcs(&value).into());
+                        return Value::Null;
+                    }
+                }
+            }
+            value
+        };
+        let value = crate::json::parse_with_hook(bytes, 3, &mut keep_canonical).map_err(|e| {
             vec![lock_finding(
                 Location::file(display).with_position(e.line, e.column),
                 format!("the lock file is not valid I-JSON: {}", e.message),
@@ -294,6 +297,7 @@ impl Ledger {
         let mut r = Reader {
             bytes,
             display,
+            canonical,
             findings: Vec::new(),
         };
         let ledger = r.ledger(&value);
@@ -312,13 +316,13 @@ impl Ledger {
                 let ledger = Ledger::parse(&bytes, &path)?;
                 Ok(LockFile {
                     path,
-                    bytes: Some(bytes),
+                    content: Some(lf_digest(&bytes)),
                     ledger,
                 })
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LockFile {
                 path,
-                bytes: None,
+                content: None,
                 ledger: Ledger::default(),
             }),
             Err(e) => Err(vec![Finding::at_file(
@@ -334,14 +338,89 @@ impl Ledger {
 #[derive(Debug, Clone)]
 pub struct LockFile {
     pub path: PathBuf,
-    /// The bytes read; `None` when there is no lock file yet.
-    pub bytes: Option<Vec<u8>>,
+    /// The digest of the bytes read, each CRLF read as LF (a lock checked out with
+    /// Windows line endings is unchanged); `None` when there is no lock file yet. Only
+    /// whether a rewrite would change the file is ever asked, so the bytes are not kept.
+    pub content: Option<Digest>,
     pub ledger: Ledger,
 }
 
+/// The SHA-256 of `bytes` with every CRLF read as LF, without copying them.
+pub fn lf_digest(bytes: &[u8]) -> Digest {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    while let Some(at) = bytes[start..].windows(2).position(|w| w == b"\r\n") {
+        parts.push(&bytes[start..start + at]);
+        start += at + 1;
+    }
+    parts.push(&bytes[start..]);
+    Digest::of_parts(parts)
+}
+
 /// A value with every object's members in JCS (sorted) order.
-fn sorted(value: &Value) -> Value {
-    serde_json::from_slice(&crate::digest::jcs(value)).expect("JCS output is valid JSON")
+/// A schema entry as the lock writes it (the schema's members in JCS order, as parsed
+/// from its canonical bytes).
+fn schema_json(s: &SchemaEntry) -> Value {
+    json!({
+        "schema_uri": s.schema_uri,
+        "version": s.version.to_string(),
+        "dialect": s.dialect,
+        "digest": s.digest.as_str(),
+        "schema": s.schema(),
+    })
+}
+
+/// A skill entry as the lock writes it.
+fn skill_json(s: &SkillEntry) -> Value {
+    let uses: Vec<Value> = s
+        .schemas
+        .iter()
+        .map(|u| {
+            let mut v = json!({"role": u.role.as_str()});
+            if let Some(k) = &u.kind {
+                v["kind"] = json!(k);
+            }
+            v["schema_uri"] = json!(u.schema_uri);
+            v["version"] = json!(u.version.to_string());
+            v["digest"] = json!(u.digest.as_str());
+            v
+        })
+        .collect();
+    json!({
+        "skill_id": s.skill_id,
+        "skill_version": s.skill_version.to_string(),
+        "interface_version": s.interface_version,
+        "interface_digest": s.interface_digest.as_str(),
+        "interaction": {
+            "supported_response_modes": s.supported_response_modes,
+            "cancellable": s.cancellable,
+        },
+        "authority": {
+            "default_mode": s.default_mode,
+            "approval_may_be_required": s.approval_may_be_required,
+        },
+        "schemas": uses,
+    })
+}
+
+/// A member array of the lock's top-level object, as serde_json's pretty printer writes
+/// it there, one element at a time: `[]` when empty, else each element on its own lines
+/// indented by four spaces. (No JSON string holds a raw newline, so re-indenting by
+/// lines is exact.)
+fn pretty_list(out: &mut Vec<u8>, items: impl Iterator<Item = Value>) {
+    let mut any = false;
+    for item in items {
+        out.extend_from_slice(if any { b",\n    " } else { b"[\n    " });
+        any = true;
+        let text = serde_json::to_vec_pretty(&item).expect("a Value always serializes");
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b"\n    ");
+            }
+            out.extend_from_slice(line);
+        }
+    }
+    out.extend_from_slice(if any { b"\n  ]" } else { b"[]" });
 }
 
 fn conflict_message(c: &Conflict) -> String {
@@ -401,22 +480,20 @@ pub fn entries_from_document(
     for (role, kind, p) in refs {
         let schema = document
             .pointer(&format!("{p}/resolution/schema"))
-            .ok_or_else(|| format!("{p} has no inline schema"))?
-            .clone();
+            .ok_or_else(|| format!("{p} has no inline schema"))?;
         let declared: Digest = str_at(&format!("{p}/digest"))?.parse()?;
-        let actual = Digest::of_value(&schema);
-        if declared != actual {
+        let entry = SchemaEntry::new(
+            str_at(&format!("{p}/schema_uri"))?.to_string(),
+            version_at(&format!("{p}/version"))?,
+            str_at(&format!("{p}/dialect"))?.to_string(),
+            schema,
+        );
+        if declared != entry.digest {
             return Err(format!(
-                "{p}: the declared digest {declared} does not match the inline schema's digest {actual}"
+                "{p}: the declared digest {declared} does not match the inline schema's digest {}",
+                entry.digest
             ));
         }
-        let entry = SchemaEntry {
-            schema_uri: str_at(&format!("{p}/schema_uri"))?.to_string(),
-            version: version_at(&format!("{p}/version"))?,
-            dialect: str_at(&format!("{p}/dialect"))?.to_string(),
-            digest: declared,
-            schema,
-        };
         uses.push(SchemaUse {
             role,
             kind,
@@ -459,6 +536,8 @@ pub fn entries_from_document(
 struct Reader<'a> {
     bytes: &'a [u8],
     display: &'a Path,
+    /// The canonical bytes of `/schemas/<i>/schema`, read in place of the tree.
+    canonical: BTreeMap<usize, Arc<[u8]>>,
     findings: Vec<Finding>,
 }
 
@@ -598,7 +677,7 @@ impl Reader<'_> {
         let mut schemas_refused = false;
         for (i, v) in self.array(top, "", "schemas").iter().enumerate() {
             let p = format!("/schemas/{i}");
-            let entry = self.schema_entry(v, &p);
+            let entry = self.schema_entry(v, &p, i);
             schemas_refused |= entry.is_none();
             if let Some(entry) = entry {
                 let key = (entry.schema_uri.clone(), entry.version);
@@ -682,7 +761,7 @@ impl Reader<'_> {
         ledger
     }
 
-    fn schema_entry(&mut self, v: &Value, p: &str) -> Option<SchemaEntry> {
+    fn schema_entry(&mut self, v: &Value, p: &str, i: usize) -> Option<SchemaEntry> {
         let m = self.object(
             v,
             p,
@@ -693,16 +772,21 @@ impl Reader<'_> {
         let version = self.version(m, p, "version");
         let dialect = self.string(m, p, "dialect");
         let digest = self.digest(m, p, "digest");
-        let schema = m.get("schema").cloned()?;
-        if !(schema.is_object() || schema.is_boolean()) {
-            self.fail(
-                &format!("{p}/schema"),
-                "`schema` must be a JSON Schema (object or boolean)",
-            );
-            return None;
-        }
+        let jcs: Arc<[u8]> = match (m.get("schema")?, self.canonical.remove(&i)) {
+            (Value::Null, Some(jcs)) => jcs,
+            (schema, _) if schema.is_object() || schema.is_boolean() => {
+                crate::digest::jcs(schema).into()
+            }
+            _ => {
+                self.fail(
+                    &format!("{p}/schema"),
+                    "`schema` must be a JSON Schema (object or boolean)",
+                );
+                return None;
+            }
+        };
         let digest = digest?;
-        let actual = Digest::of_value(&schema);
+        let actual = Digest::of_bytes(&jcs);
         if actual != digest {
             self.fail(
                 &format!("{p}/digest"),
@@ -715,7 +799,7 @@ impl Reader<'_> {
             version: version?,
             dialect: dialect?,
             digest,
-            schema,
+            jcs,
         })
     }
 
@@ -858,6 +942,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn crlf_reads_as_lf_and_nothing_else_changes() {
+        let lf = lf_digest(b"{\n  \"a\": 1\n}\n");
+        assert_eq!(lf, Digest::of_bytes(b"{\n  \"a\": 1\n}\n"));
+        assert_eq!(lf_digest(b"{\r\n  \"a\": 1\r\n}\r\n"), lf);
+        assert_ne!(lf_digest(b"{\r  \"a\": 1\n}\n"), lf);
+        assert_eq!(lf_digest(b"\r\r\n"), Digest::of_bytes(b"\r\n"));
+        assert_eq!(lf_digest(b""), Digest::of_bytes(b""));
+    }
+
+    #[test]
     fn versions_of_one_name_only() {
         let map: BTreeMap<(String, Version), ()> = [
             ("a", Version::new(1, 0)),
@@ -905,6 +999,13 @@ mod tests {
         let back = Ledger::parse(&bytes, Path::new("skillbundle.lock")).unwrap();
         assert_eq!(back, l);
         assert_eq!(back.to_bytes(), bytes);
+        // Written an entry at a time, the bytes are those of printing the tree whole.
+        let mut whole = serde_json::to_vec_pretty(&l.to_json()).unwrap();
+        whole.push(b'\n');
+        assert_eq!(bytes, whole);
+        let mut empty = serde_json::to_vec_pretty(&Ledger::default().to_json()).unwrap();
+        empty.push(b'\n');
+        assert_eq!(Ledger::default().to_bytes(), empty);
         let skill = back.skill("s", Version::new(1, 0)).unwrap();
         assert_eq!(
             Digest::of_value(&back.document(skill).unwrap()),
@@ -915,10 +1016,14 @@ mod tests {
     #[test]
     fn entries_are_never_replaced() {
         let mut l = sample();
-        let mut entry = l.schemas.values().next().unwrap().clone();
+        let entry = l.schemas.values().next().unwrap().clone();
         assert_eq!(l.add_schema(entry.clone()), Ok(false));
-        entry.schema = json!({"type": "string"});
-        entry.digest = Digest::of_value(&entry.schema);
+        let entry = SchemaEntry::new(
+            entry.schema_uri,
+            entry.version,
+            entry.dialect,
+            &json!({"type": "string"}),
+        );
         assert!(l.add_schema(entry).is_err());
     }
 

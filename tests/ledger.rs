@@ -322,6 +322,19 @@ fn an_added_output_enum_value_with_a_minor_bump_fails() {
     );
 }
 
+/// A lock checked out with Windows line endings records the same thing: `--locked`
+/// passes and the file is left as it is.
+#[test]
+fn a_crlf_lock_is_current() {
+    let ws = workspace();
+    let lock = ws.path().join(LOCK);
+    let crlf = read(&lock).replace('\n', "\r\n");
+    write(&lock, &crlf);
+    let out = run(&["build", ".", "--locked", "--format", "json"], ws.path());
+    assert_eq!(out.status, 0, "{}", out.stdout);
+    assert_eq!(read(&lock), crlf);
+}
+
 #[test]
 fn locked_fails_when_the_lock_would_change_and_writes_nothing() {
     let ws = workspace();
