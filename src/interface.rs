@@ -49,15 +49,7 @@ impl SchemaReference {
     ) -> Self {
         let jcs = crate::digest::jcs(schema);
         let digest = Digest::of_bytes(&jcs);
-        SchemaReference {
-            role,
-            kind,
-            schema_uri,
-            version,
-            dialect,
-            digest,
-            jcs: jcs.into(),
-        }
+        Self::from_canonical(role, kind, schema_uri, version, dialect, digest, jcs.into())
     }
 
     /// A reference whose schema is already canonical: `jcs` (RFC 8785 bytes written by
