@@ -357,7 +357,6 @@ pub fn lf_digest(bytes: &[u8]) -> Digest {
     Digest::of_parts(parts)
 }
 
-/// A value with every object's members in JCS (sorted) order.
 /// A schema entry as the lock writes it (the schema's members in JCS order, as parsed
 /// from its canonical bytes).
 fn schema_json(s: &SchemaEntry) -> Value {
