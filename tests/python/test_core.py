@@ -192,6 +192,31 @@ def test_the_largest_safe_integer_passes(bundle: Bundle) -> None:
     bundle.check_record(SKILL, "resource-observation", dict(RECORD, value=-(2**53 - 1)))
 
 
+def test_an_integral_float_is_an_integer(bundle: Bundle) -> None:
+    """A protobuf `Struct` (the SDK's Data Part) turns 16 into 16.0; draft 2020-12 counts
+    16.0 as an integer, so an `integer` member still passes, and the caller's value is
+    what comes back."""
+    skill = next(s for s in bundle.skills if s["skill_id"] == "trace_network_path")
+    arguments = {
+        "source": {"address": "192.0.2.10"},
+        "destination": {"device": "edge-router-7", "vrf": "mgmt"},
+        "protocol": "udp",
+        "max_hops": 16.0,
+    }
+    request = {
+        "skill": "trace_network_path",
+        "skill_version": skill["skill_version"],
+        "interface_digest": skill["interface_digest"],
+        "arguments": arguments,
+    }
+    checked = bundle.check_request(request)
+    assert isinstance(checked, skillbundle.Invoke)
+    assert checked.arguments == arguments
+    with pytest.raises(skillbundle.InterfaceError) as e:
+        bundle.check_request(dict(request, arguments=dict(arguments, max_hops=16.5)))
+    assert e.value.code == "input_invalid"
+
+
 def test_non_json_objects_are_type_errors(bundle: Bundle, example_request: dict) -> None:
     with pytest.raises(TypeError, match="member name must be a str"):
         bundle.check_request(dict(example_request, arguments={1: "x"}))
