@@ -6,23 +6,18 @@
 //! them. It is read from the documents [`Bundle::open`] verified, not from the
 //! manifest's claims, so what is listed is what an agent would serve.
 
+use crate::bundle::manifest::{BundleName, ManifestSchema};
 use crate::bundle::Bundle;
+use crate::digest::Digest;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The contents of a loaded bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
-    pub bundle: BundleId,
+    pub bundle: BundleName,
     /// In manifest order.
     pub skills: Vec<SkillListing>,
-}
-
-/// A bundle's name and version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BundleId {
-    pub name: String,
-    pub version: String,
 }
 
 /// One skill of a bundle.
@@ -31,22 +26,9 @@ pub struct SkillListing {
     pub skill_id: String,
     pub skill_version: String,
     pub interface_digest: String,
-    /// Input, output, then each supporting record in document order.
-    pub schemas: Vec<SchemaListing>,
-}
-
-/// One Schema Reference of a Skill Interface Document, without its inline schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SchemaListing {
-    /// `input`, `output` or `record`.
-    pub role: &'static str,
-    /// The supporting-record kind, for `record`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    pub schema_uri: String,
-    pub version: String,
-    pub dialect: String,
-    pub digest: String,
+    /// Input, output, then each supporting record in document order: the same identity
+    /// the manifest lists for each, read here from the document itself.
+    pub schemas: Vec<ManifestSchema>,
 }
 
 // The members of a Skill Interface Document this listing reads; the document was
@@ -64,7 +46,7 @@ struct Reference {
     schema_uri: String,
     version: String,
     dialect: String,
-    digest: String,
+    digest: Digest,
 }
 
 #[derive(Deserialize)]
@@ -74,9 +56,9 @@ struct RecordReference {
 }
 
 impl Reference {
-    fn listing(self, role: &'static str, kind: Option<String>) -> SchemaListing {
-        SchemaListing {
-            role,
+    fn listing(self, role: &str, kind: Option<String>) -> ManifestSchema {
+        ManifestSchema {
+            role: role.to_string(),
             kind,
             schema_uri: self.schema_uri,
             version: self.version,
@@ -87,7 +69,7 @@ impl Reference {
 }
 
 /// The schemas `document` references, in document order.
-fn schemas(document: &Value) -> Vec<SchemaListing> {
+fn schemas(document: &Value) -> Vec<ManifestSchema> {
     // A loaded document always has this shape (`Bundle::open` refuses any other).
     let Ok(refs) = References::deserialize(document) else {
         return Vec::new();
@@ -120,7 +102,7 @@ pub fn of(bundle: &Bundle) -> Inventory {
         })
         .collect();
     Inventory {
-        bundle: BundleId {
+        bundle: BundleName {
             name: bundle.name().to_string(),
             version: bundle.version().to_string(),
         },

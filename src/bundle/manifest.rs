@@ -36,7 +36,7 @@ pub struct Manifest {
 }
 
 /// The bundle's name and version.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BundleName {
     pub name: String,
@@ -44,14 +44,14 @@ pub struct BundleName {
 }
 
 /// The packaged Skill Interface Schema the documents were validated against.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InterfaceSchemaRef {
     pub digest: Digest,
 }
 
 /// One skill: its identity, its document's path and digest, and its Schema References.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestSkill {
     pub skill_id: String,
@@ -64,7 +64,7 @@ pub struct ManifestSkill {
 }
 
 /// The identity of one Schema Reference, without its inline schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestSchema {
     /// `input`, `output` or `record`.

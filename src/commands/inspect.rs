@@ -3,9 +3,10 @@
 use super::{fail, Signature};
 use crate::render::{self, Format};
 use serde::Serialize;
+use skillbundle::bundle::manifest::BundleName;
 use skillbundle::bundle::{Bundle, TrustedKeys};
 use skillbundle::finding::Finding;
-use skillbundle::inventory::{self, BundleId, SkillListing};
+use skillbundle::inventory::{self, SkillListing};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -23,7 +24,7 @@ pub struct Args {
 #[derive(Serialize)]
 struct Report<'a> {
     ok: bool,
-    bundle: &'a BundleId,
+    bundle: &'a BundleName,
     signature: Signature,
     skills: &'a [SkillListing],
     findings: &'a [Finding],
