@@ -163,10 +163,12 @@ impl Bundle {
             arguments,
             Condition::InputInvalid,
             stage,
-            &format!(
-                "the arguments do not conform to the input_schema of {} {}",
-                skill.skill_id, skill.skill_version
-            ),
+            || {
+                format!(
+                    "the arguments do not conform to the input_schema of {} {}",
+                    skill.skill_id, skill.skill_version
+                )
+            },
         )?;
         Ok(Request::Invoke {
             skill_id,
@@ -248,10 +250,12 @@ impl Bundle {
             result,
             Condition::OutputInvalid,
             stage,
-            &format!(
-                "the result does not conform to the output_schema of {skill_id} {}",
-                skill.skill_version
-            ),
+            || {
+                format!(
+                    "the result does not conform to the output_schema of {skill_id} {}",
+                    skill.skill_version
+                )
+            },
         )
     }
 
@@ -281,13 +285,9 @@ impl Bundle {
                 ),
             ));
         };
-        validate(
-            validator,
-            record,
-            Condition::OutputInvalid,
-            stage,
-            &format!("the {kind} record does not conform to the schema {skill_id} declares for it"),
-        )
+        validate(validator, record, Condition::OutputInvalid, stage, || {
+            format!("the {kind} record does not conform to the schema {skill_id} declares for it")
+        })
     }
 
     fn skill(&self, skill_id: &str, stage: Detected) -> Result<&LoadedSkill, ErrorObject> {
@@ -373,7 +373,7 @@ pub(crate) fn validate(
     instance: &Value,
     code: Condition,
     stage: Detected,
-    summary: &str,
+    summary: impl FnOnce() -> String,
 ) -> Result<(), ErrorObject> {
     let max = crate::schema::validator::MAX_NESTING;
     let mut errors = validator.evaluate(instance).map_err(|at| {
@@ -411,7 +411,8 @@ pub(crate) fn validate(
     // additionalProperties or patternProperties are the caller's. The schema location is
     // the schema's own (which describe_skill publishes); the instance path is in details.
     let mut message = format!(
-        "{summary}: the value at details[0].instance_path fails `{}` (schema location {})",
+        "{}: the value at details[0].instance_path fails `{}` (schema location {})",
+        summary(),
         first.kind().keyword(),
         match first.schema_path().as_str() {
             "" => "/",

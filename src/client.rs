@@ -112,10 +112,12 @@ impl VerifiedInterface {
             arguments,
             Condition::InputInvalid,
             Detected::Client,
-            &format!(
-                "the arguments do not conform to the input_schema of {} {}",
-                self.skill_id, self.skill_version
-            ),
+            || {
+                format!(
+                    "the arguments do not conform to the input_schema of {} {}",
+                    self.skill_id, self.skill_version
+                )
+            },
         )
     }
 
@@ -128,10 +130,12 @@ impl VerifiedInterface {
             result,
             Condition::OutputInvalid,
             Detected::Client,
-            &format!(
-                "the result does not conform to the output_schema of {} {}",
-                self.skill_id, self.skill_version
-            ),
+            || {
+                format!(
+                    "the result does not conform to the output_schema of {} {}",
+                    self.skill_id, self.skill_version
+                )
+            },
         )
     }
 
@@ -177,10 +181,12 @@ impl VerifiedInterface {
             record,
             Condition::OutputInvalid,
             Detected::Client,
-            &format!(
-                "the record does not conform to the schema {} declares for its kind",
-                self.skill_id
-            ),
+            || {
+                format!(
+                    "the record does not conform to the schema {} declares for its kind",
+                    self.skill_id
+                )
+            },
         )
     }
 
