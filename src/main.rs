@@ -17,6 +17,10 @@ use commands::*;
 use render::Format;
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: see Cargo.toml (the library sets none).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "skillbundle",
