@@ -21,7 +21,8 @@
 use crate::bundle::load::LoadedSkill;
 use crate::bundle::Bundle;
 use crate::condition::{Condition, Detail, Detected, ErrorObject};
-use crate::interface::DESCRIBE_SKILL;
+use crate::interface::{Document, DESCRIBE_SKILL};
+use crate::schema::validator::Governed;
 use a2a_types::{AgentExtension, AgentSkill};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::{json, Value};
@@ -68,9 +69,16 @@ impl Bundle {
         &self.fragment
     }
 
-    /// The active Skill Interface Document of `skill_id`, if the bundle has it.
-    pub fn interface(&self, skill_id: &str) -> Option<&Value> {
+    /// The active Skill Interface Document of `skill_id`, typed, if the bundle has it.
+    pub fn document(&self, skill_id: &str) -> Option<&Document> {
         self.skills.get(skill_id).map(|s| &s.document)
+    }
+
+    /// The active Skill Interface Document of `skill_id` as a value, if the bundle has
+    /// it. Built from the typed [`Bundle::document`] on each call (a loaded bundle keeps
+    /// no trees: each inline schema is held as its canonical bytes).
+    pub fn interface(&self, skill_id: &str) -> Option<Value> {
+        self.document(skill_id).map(Document::to_value)
     }
 
     /// The describe_skill result object for `skill_id`:
@@ -81,8 +89,8 @@ impl Bundle {
         Ok(json!({
             "skill": DESCRIBE_SKILL,
             "result": {
-                "interface_digest": skill.digest.as_str(),
-                "interface": skill.document,
+                "interface_digest": skill.document.digest.as_str(),
+                "interface": skill.document.to_value(),
             }
         }))
     }
@@ -135,16 +143,18 @@ impl Bundle {
             return Ok(Request::Describe { skill_id: target });
         }
         let skill = self.skill(skill_id, stage)?;
+        let active = &skill.document;
         let version = request.get("skill_version").and_then(Value::as_str);
         let digest = request.get("interface_digest").and_then(Value::as_str);
-        if version != Some(skill.skill_version.as_str()) || digest != Some(skill.digest.as_str()) {
+        let active_version = active.skill_version.to_string();
+        if version != Some(active_version.as_str()) || digest != Some(active.digest.as_str()) {
             return Err(ErrorObject::new(
                 Condition::InterfaceMismatch,
                 stage,
                 format!(
                     "the request's skill_version or interface_digest is not the active interface's (skill_version {}, interface_digest {}); retrieve the Agent Card and call describe_skill again",
-                    skill.skill_version,
-                    skill.digest.as_str()
+                    active.skill_version,
+                    active.digest.as_str()
                 ),
             ));
         }
@@ -159,14 +169,14 @@ impl Bundle {
             );
         };
         validate(
-            &skill.input,
+            skill.input(),
             arguments,
             Condition::InputInvalid,
             stage,
             || {
                 format!(
                     "the arguments do not conform to the input_schema of {} {}",
-                    skill.skill_id, skill.skill_version
+                    active.skill_id, active.skill_version
                 )
             },
         )?;
@@ -214,11 +224,9 @@ impl Bundle {
             ));
         }
         if let Some(wanted) = interface_hint {
-            let Some(target) = self
-                .skills
-                .values()
-                .find(|s| crate::a2a::interface_id(&s.skill_id, &s.skill_version) == wanted)
-            else {
+            let Some(target) = self.skills.values().map(|s| &s.document).find(|d| {
+                crate::a2a::interface_id(&d.skill_id, &d.skill_version.to_string()) == wanted
+            }) else {
                 return Err(ErrorObject::new(
                     Condition::SkillNotAdvertised,
                     stage,
@@ -227,7 +235,7 @@ impl Bundle {
             };
             let version = request.get("skill_version").and_then(Value::as_str);
             if requested != Some(target.skill_id.as_str())
-                || version != Some(target.skill_version.as_str())
+                || version != Some(target.skill_version.to_string().as_str())
             {
                 return Err(ErrorObject::new(
                     Condition::InterfaceMismatch,
@@ -246,14 +254,14 @@ impl Bundle {
         let stage = Detected::DuringProcessing;
         let skill = self.skill(skill_id, stage)?;
         validate(
-            &skill.output,
+            skill.output(),
             result,
             Condition::OutputInvalid,
             stage,
             || {
                 format!(
                     "the result does not conform to the output_schema of {skill_id} {}",
-                    skill.skill_version
+                    skill.document.skill_version
                 )
             },
         )
@@ -270,8 +278,14 @@ impl Bundle {
     ) -> Result<(), ErrorObject> {
         let stage = Detected::DuringProcessing;
         let skill = self.skill(skill_id, stage)?;
-        let Some(validator) = skill.records.get(kind) else {
-            let kinds: Vec<&str> = skill.records.keys().map(String::as_str).collect();
+        let Some(schema) = skill.record(kind) else {
+            let mut kinds: Vec<&str> = skill
+                .document
+                .records()
+                .iter()
+                .filter_map(|r| r.kind.as_deref())
+                .collect();
+            kinds.sort_unstable();
             return Err(ErrorObject::new(
                 Condition::OutputInvalid,
                 stage,
@@ -285,7 +299,7 @@ impl Bundle {
                 ),
             ));
         };
-        validate(validator, record, Condition::OutputInvalid, stage, || {
+        validate(schema, record, Condition::OutputInvalid, stage, || {
             format!("the {kind} record does not conform to the schema {skill_id} declares for it")
         })
     }
@@ -369,12 +383,21 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
 /// [`Validator::evaluate`](crate::schema::validator::Validator)): an agent checks requests on worker threads whose
 /// stacks are small (2 MiB for tokio), and 20,000 levels overflowed one.
 pub(crate) fn validate(
-    validator: &crate::schema::validator::Validator,
+    schema: &Governed,
     instance: &Value,
     code: Condition,
     stage: Detected,
     summary: impl FnOnce() -> String,
 ) -> Result<(), ErrorObject> {
+    // Compiled here on first use. Governance proved it compiles, so the error is not
+    // expected; were it to happen, the schema is what is defective, not the instance.
+    let validator = schema.validator().map_err(|_| {
+        ErrorObject::new(
+            Condition::InterfaceInvalid,
+            stage,
+            "the schema this value is checked against could not be compiled",
+        )
+    })?;
     let max = crate::schema::validator::MAX_NESTING;
     let mut errors = validator.evaluate(instance).map_err(|at| {
         ErrorObject::new(

@@ -3,7 +3,7 @@
 //! needs the other's internals: the pipeline runs the release rules, and the rules only
 //! read what the pipeline made.
 
-use crate::interface::{Interface, SchemaReference};
+use crate::interface::{Document, SchemaReference};
 use crate::workspace::{SkillSource, SourceFile};
 
 /// A schema as loaded for one role of one skill, checked.
@@ -26,5 +26,5 @@ pub struct LoadedSchema {
 pub struct CheckedSkill {
     pub source: SkillSource,
     pub schemas: Vec<LoadedSchema>,
-    pub interface: Interface,
+    pub interface: Document,
 }

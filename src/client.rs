@@ -35,9 +35,9 @@ use crate::a2a::{Advertised, EXTENSION_URI};
 use crate::condition::{Condition, Detected, ErrorObject};
 use crate::digest::Digest;
 use crate::finding::{Code, Finding};
-use crate::interface::{self, DESCRIBE_SKILL};
+use crate::interface::{Document, DESCRIBE_SKILL};
 use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
-use crate::schema::validator::Validator;
+use crate::schema::validator::{Governed, Validator};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -55,9 +55,9 @@ pub struct VerifiedInterface {
 }
 
 struct Validators {
-    input: Validator,
-    output: Validator,
-    records: BTreeMap<String, Validator>,
+    input: Governed,
+    output: Governed,
+    records: BTreeMap<String, Governed>,
 }
 
 impl std::fmt::Debug for VerifiedInterface {
@@ -279,10 +279,10 @@ pub fn verify_describe_response(
         }
     }
     let schema = InterfaceSchema::packaged().map_err(invalid)?;
-    // check_document also performs step 6: every inline schema against its digest.
-    let problems = interface::check_document(schema, document);
-    if let Some(first) = problems.first() {
-        return Err(invalid(format!(
+    // Reading the document also performs step 6: every inline schema against its digest.
+    let typed = Document::read(schema, document).map_err(|problems| {
+        let first = &problems[0];
+        invalid(format!(
             "the returned document is invalid at {}: {}{}",
             if first.pointer.is_empty() {
                 "/"
@@ -295,42 +295,51 @@ pub fn verify_describe_response(
             } else {
                 String::new()
             }
-        )));
-    }
-    let field = |k: &str| document.get(k).and_then(Value::as_str).unwrap_or_default();
-    if field("skill_id") != advertised.skill_id
-        || field("skill_version") != advertised.skill_version
-    {
+        ))
+    })?;
+    let version = typed.skill_version.to_string();
+    if typed.skill_id != advertised.skill_id || version != advertised.skill_version {
         return Err(invalid(format!(
-            "the returned document describes {} {}, but {} {} was selected",
-            field("skill_id"),
-            field("skill_version"),
-            advertised.skill_id,
-            advertised.skill_version
+            "the returned document describes {} {version}, but {} {} was selected",
+            typed.skill_id, advertised.skill_id, advertised.skill_version
         )));
     }
-    // The draft's "Deliver schemas inline": the loader's governance, on every schema.
-    let compile = |pointer: &str| -> Result<Validator, ErrorObject> {
-        let reference = document.pointer(pointer).unwrap_or(&Value::Null);
-        let schema = reference
-            .pointer("/resolution/schema")
+    // The draft's "Deliver schemas inline": the loader's governance, on every schema;
+    // each validator is compiled when first used, as an agent's are.
+    let limits = crate::schema::limits::Limits::default();
+    let patterns = crate::schema::validator::PatternCache::new();
+    let mut governed = Vec::new();
+    for (i, reference) in typed.schemas().iter().enumerate() {
+        let pointer = match i {
+            0 => "/input_schema".to_string(),
+            1 => "/output_schema".to_string(),
+            _ => format!("/supporting_record_schemas/{}/schema_reference", i - 2),
+        };
+        let inline = document
+            .pointer(&format!("{pointer}/resolution/schema"))
             .unwrap_or(&Value::Null);
-        let dialect = reference["dialect"].as_str().unwrap_or_default();
-        govern(schema, dialect).map_err(|f| governance_error(pointer, &f))
-    };
-    let input = compile("/input_schema")?;
-    let output = compile("/output_schema")?;
-    let mut records = BTreeMap::new();
-    for (i, entry) in document["supporting_record_schemas"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let kind = entry["kind"].as_str().unwrap_or_default().to_string();
-        let validator = compile(&format!("/supporting_record_schemas/{i}/schema_reference"))?;
-        records.insert(kind, validator);
+        let schema = crate::schema::govern_lazily(
+            inline,
+            Arc::clone(&reference.jcs),
+            &reference.dialect,
+            &limits,
+            &patterns,
+        )
+        .map_err(|f| governance_error(&pointer, &first_finding(f)))?;
+        governed.push(schema);
     }
+    let records = typed
+        .records()
+        .iter()
+        .map(|r| r.kind.clone().unwrap_or_default())
+        .zip(governed.drain(2..))
+        .collect();
+    let mut governed = governed.into_iter();
+    let (Some(input), Some(output)) = (governed.next(), governed.next()) else {
+        return Err(invalid(
+            "the returned document lacks an input or output schema",
+        ));
+    };
     Ok(VerifiedInterface {
         skill_id: advertised.skill_id.clone(),
         skill_version: advertised.skill_version.clone(),
@@ -360,14 +369,16 @@ fn unsupported(message: impl Into<String>) -> ErrorObject {
 pub fn govern(schema: &Value, dialect: &str) -> Result<Validator, Finding> {
     let limits = crate::schema::limits::Limits::default();
     let patterns = crate::schema::validator::PatternCache::new();
-    crate::schema::govern(schema, dialect, &limits, &patterns).map_err(|findings| {
-        findings.into_iter().next().unwrap_or_else(|| {
-            Finding::new(
-                Code::SchemaInvalid,
-                "the schema does not compile",
-                Default::default(),
-            )
-        })
+    crate::schema::govern(schema, dialect, &limits, &patterns).map_err(first_finding)
+}
+
+fn first_finding(findings: Vec<Finding>) -> Finding {
+    findings.into_iter().next().unwrap_or_else(|| {
+        Finding::new(
+            Code::SchemaInvalid,
+            "the schema does not compile",
+            Default::default(),
+        )
     })
 }
 

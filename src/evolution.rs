@@ -550,7 +550,7 @@ pub fn workspace_ledger(skills: &[CheckedSkill]) -> Ledger {
     for s in skills {
         // Two contents for one identity are reported as schema_conflict by the
         // pipeline; the first one stands here.
-        let _ = ledger.add_document(&s.interface.document(), &s.interface.digest);
+        let _ = ledger.add_document(&s.interface);
     }
     ledger
 }
@@ -1079,14 +1079,10 @@ pub fn read_bundle(path: &Path) -> Result<Ledger, Vec<Finding>> {
     let mut ledger = Ledger::default();
     let mut findings = Vec::new();
     for advertised in bundle.advertised() {
-        let Some(document) = bundle.interface(&advertised.skill_id) else {
+        let Some(document) = bundle.document(&advertised.skill_id) else {
             continue;
         };
-        let added = advertised
-            .interface_digest
-            .parse::<Digest>()
-            .and_then(|digest| ledger.add_document(document, &digest));
-        if let Err(e) = added {
+        if let Err(e) = ledger.add_document(document) {
             findings.push(Finding::at_file(
                 Code::BundleInvalid,
                 format!("{}: {e}", bundle::interface_path(&advertised.skill_id)),

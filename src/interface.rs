@@ -8,7 +8,7 @@
 
 use crate::digest::{write_jcs, Digest};
 use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
-use crate::manifest::SkillManifest;
+use crate::manifest::{Authority, Interaction, SkillManifest};
 use crate::version::Version;
 use crate::workspace::Role;
 use serde_json::{json, Value};
@@ -80,19 +80,8 @@ impl SchemaReference {
         parse_canonical(&self.jcs)
     }
 
-    /// The Schema Reference object as it appears in a Skill Interface Document.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "schema_uri": self.schema_uri,
-            "version": self.version.to_string(),
-            "dialect": self.dialect,
-            "digest": self.digest.as_str(),
-            "resolution": {"type": "inline", "schema": self.schema()},
-        })
-    }
-
-    /// Append this reference's JCS bytes: [`Self::to_json`] canonicalized, with the
-    /// schema's canonical bytes spliced in instead of canonicalizing the schema again.
+    /// Append this reference's JCS bytes, as it appears in a Skill Interface Document,
+    /// with the schema's canonical bytes spliced in instead of canonicalizing it again.
     /// Members in RFC 8785 order: dialect, digest, resolution {schema, type}, schema_uri,
     /// version.
     fn write_jcs(&self, out: &mut Vec<u8>) {
@@ -116,93 +105,287 @@ pub(crate) fn parse_canonical(bytes: &[u8]) -> Value {
         .expect("canonical bytes written by this crate parse")
 }
 
-/// An assembled, digested Skill Interface Document.
+/// A Skill Interface Document, typed: the one type the builder writes ([`Document::assemble`],
+/// [`Document::write_jcs`]) and every reader reads ([`Document::read`]: bundle loading,
+/// the client's describe_skill check, the ledger, the inventory) — so the document's
+/// structure is spelled here and nowhere else.
 ///
-/// The document is kept as its JCS bytes — exactly the bundle's
-/// `interfaces/<skill_id>.json`, and what `digest` covers; [`Interface::document`] parses
-/// it when a tree is needed.
-#[derive(Debug, Clone)]
-pub struct Interface {
+/// No tree and no copy of the whole document is kept: each inline schema is held as its
+/// JCS bytes (in [`SchemaReference::jcs`]), and the document's own JCS bytes — exactly the
+/// bundle's `interfaces/<skill_id>.json`, and what `digest` covers — are written from the
+/// fields when wanted, splicing those bytes in. At 10,000 skills, trees of the documents
+/// took more memory than everything else an agent holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
     pub skill_id: String,
     pub skill_version: Version,
-    /// Input, output, then records in manifest order.
-    pub schemas: Vec<SchemaReference>,
-    /// The document's canonical (JCS) bytes.
-    pub jcs: Arc<[u8]>,
+    pub interaction: Interaction,
+    pub authority: Authority,
+    /// Input, output, then the records (each with its kind) in document order.
+    schemas: Vec<SchemaReference>,
+    /// Whether the document has a `supporting_record_schemas` member. The Skill
+    /// Interface Schema makes it optional, and absent differs from `[]` in the bytes, so
+    /// in the digest; documents this crate assembles always have it.
+    records_member: bool,
+    /// The interface_digest: SHA-256 of the document's JCS bytes.
     pub digest: Digest,
 }
 
-impl Interface {
-    /// The document as a value (parsed from its canonical bytes).
-    pub fn document(&self) -> Value {
-        parse_canonical(&self.jcs)
+impl Document {
+    /// Assemble the document for one skill from its manifest and its schema references
+    /// (the input and output reference and the records', records in manifest order).
+    /// `None` when the input or output reference is missing.
+    pub fn assemble(manifest: &SkillManifest, schemas: Vec<SchemaReference>) -> Option<Self> {
+        Document::new(
+            manifest.skill_id.clone(),
+            manifest.skill_version,
+            manifest.interaction.clone(),
+            manifest.authority.clone(),
+            schemas,
+            true,
+        )
     }
-}
 
-/// Assemble the document for one skill from its manifest and its schema references
-/// (input, output, then the records in manifest order).
-///
-/// The document is written directly as JCS, splicing in each schema's canonical bytes, so
-/// no inline schema is canonicalized twice. Members in RFC 8785 order (all ASCII names):
-/// authority, input_schema, interaction, interface_version, output_schema, skill_id,
-/// skill_version, supporting_record_schemas — the same bytes as canonicalizing the
-/// document tree, which a test checks.
-pub fn assemble(manifest: &SkillManifest, schemas: Vec<SchemaReference>) -> Interface {
-    let size: usize = schemas.iter().map(|s| s.jcs.len() + 256).sum();
-    let mut out = Vec::with_capacity(size + 512);
-    let reference = |role, out: &mut Vec<u8>| match schemas.iter().find(|s| s.role == role) {
-        Some(s) => s.write_jcs(out),
-        None => out.extend_from_slice(b"null"),
-    };
-    out.extend_from_slice(b"{\"authority\":");
-    write_jcs(
-        &json!({
-            "default_mode": manifest.authority.default_mode,
-            "approval_may_be_required": manifest.authority.approval_may_be_required,
-        }),
-        &mut out,
-    );
-    out.extend_from_slice(b",\"input_schema\":");
-    reference(Role::Input, &mut out);
-    out.extend_from_slice(b",\"interaction\":");
-    write_jcs(
-        &json!({
-            "supported_response_modes": manifest.interaction.supported_response_modes,
-            "cancellable": manifest.interaction.cancellable,
-        }),
-        &mut out,
-    );
-    out.extend_from_slice(b",\"interface_version\":");
-    write_jcs(&json!(INTERFACE_VERSION), &mut out);
-    out.extend_from_slice(b",\"output_schema\":");
-    reference(Role::Output, &mut out);
-    out.extend_from_slice(b",\"skill_id\":");
-    write_jcs(&json!(manifest.skill_id), &mut out);
-    out.extend_from_slice(b",\"skill_version\":");
-    write_jcs(&json!(manifest.skill_version.to_string()), &mut out);
-    out.extend_from_slice(b",\"supporting_record_schemas\":[");
-    for (i, s) in schemas
-        .iter()
-        .filter(|s| s.role == Role::Record)
-        .enumerate()
-    {
-        if i > 0 {
-            out.push(b',');
+    /// A document of these parts; the digest is computed over the bytes they make.
+    /// `schemas` holds one input and one output reference and any number of records, in
+    /// any order of roles (records keep theirs). `None` without an input or an output.
+    pub fn new(
+        skill_id: String,
+        skill_version: Version,
+        interaction: Interaction,
+        authority: Authority,
+        schemas: Vec<SchemaReference>,
+        records_member: bool,
+    ) -> Option<Self> {
+        let take = |role| schemas.iter().find(|s| s.role == role).cloned();
+        let mut ordered = vec![take(Role::Input)?, take(Role::Output)?];
+        ordered.extend(schemas.into_iter().filter(|s| s.role == Role::Record));
+        let mut document = Document {
+            skill_id,
+            skill_version,
+            interaction,
+            authority,
+            schemas: ordered,
+            records_member,
+            digest: Digest::of_bytes(b""),
+        };
+        document.digest = Digest::of_bytes(&document.jcs());
+        Some(document)
+    }
+
+    /// The input Schema Reference.
+    pub fn input(&self) -> &SchemaReference {
+        &self.schemas[0]
+    }
+
+    /// The output Schema Reference.
+    pub fn output(&self) -> &SchemaReference {
+        &self.schemas[1]
+    }
+
+    /// The supporting-record Schema References, in document order.
+    pub fn records(&self) -> &[SchemaReference] {
+        &self.schemas[2..]
+    }
+
+    /// The Schema Reference of the supporting-record kind `kind`.
+    pub fn record(&self, kind: &str) -> Option<&SchemaReference> {
+        self.records()
+            .iter()
+            .find(|r| r.kind.as_deref() == Some(kind))
+    }
+
+    /// Input, output, then the records: every Schema Reference in document order.
+    pub fn schemas(&self) -> &[SchemaReference] {
+        &self.schemas
+    }
+
+    /// Append the document's JCS bytes, each inline schema's canonical bytes spliced in
+    /// (none is canonicalized again). Members in RFC 8785 order (all ASCII names):
+    /// authority, input_schema, interaction, interface_version, output_schema, skill_id,
+    /// skill_version, supporting_record_schemas — the same bytes as canonicalizing the
+    /// document's tree, which a test checks.
+    pub fn write_jcs(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"authority\":");
+        write_jcs(
+            &json!({
+                "default_mode": self.authority.default_mode,
+                "approval_may_be_required": self.authority.approval_may_be_required,
+            }),
+            out,
+        );
+        out.extend_from_slice(b",\"input_schema\":");
+        self.input().write_jcs(out);
+        out.extend_from_slice(b",\"interaction\":");
+        write_jcs(
+            &json!({
+                "supported_response_modes": self.interaction.supported_response_modes,
+                "cancellable": self.interaction.cancellable,
+            }),
+            out,
+        );
+        out.extend_from_slice(b",\"interface_version\":");
+        write_jcs(&json!(INTERFACE_VERSION), out);
+        out.extend_from_slice(b",\"output_schema\":");
+        self.output().write_jcs(out);
+        out.extend_from_slice(b",\"skill_id\":");
+        write_jcs(&json!(self.skill_id), out);
+        out.extend_from_slice(b",\"skill_version\":");
+        write_jcs(&json!(self.skill_version.to_string()), out);
+        if self.records_member {
+            out.extend_from_slice(b",\"supporting_record_schemas\":[");
+            for (i, s) in self.records().iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"kind\":");
+                write_jcs(&json!(s.kind), out);
+                out.extend_from_slice(b",\"schema_reference\":");
+                s.write_jcs(out);
+                out.push(b'}');
+            }
+            out.push(b']');
         }
-        out.extend_from_slice(b"{\"kind\":");
-        write_jcs(&json!(s.kind), &mut out);
-        out.extend_from_slice(b",\"schema_reference\":");
-        s.write_jcs(&mut out);
         out.push(b'}');
     }
-    out.extend_from_slice(b"]}");
-    let digest = Digest::of_bytes(&out);
-    Interface {
-        skill_id: manifest.skill_id.clone(),
-        skill_version: manifest.skill_version,
-        schemas,
-        jcs: out.into(),
-        digest,
+
+    /// The document's JCS bytes: the bundle's `interfaces/<skill_id>.json`.
+    pub fn jcs(&self) -> Vec<u8> {
+        let size: usize = self.schemas.iter().map(|s| s.jcs.len() + 256).sum();
+        let mut out = Vec::with_capacity(size + 512);
+        self.write_jcs(&mut out);
+        out
+    }
+
+    /// The document as a value (parsed from its JCS bytes).
+    pub fn to_value(&self) -> Value {
+        parse_canonical(&self.jcs())
+    }
+
+    /// Read a document: validated against the Skill Interface Schema and the rules no
+    /// schema can express (record kinds unique and different from skill_id,
+    /// `describe_skill` reserved, a version that fits), and every inline schema's digest
+    /// recomputed and compared with the declared one. One canonicalization gives the
+    /// interface digest and every inline schema's bytes (JCS is compositional: a
+    /// member's bytes are its own canonical bytes), so no schema is canonicalized twice.
+    pub fn read(schema: &InterfaceSchema, document: &Value) -> Result<Self, Vec<DocumentProblem>> {
+        let problems = check_structure(schema, document);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        // The structure is valid: every member below exists with its type.
+        let mut problems = Vec::new();
+        let text = |v: &Value, key: &str| {
+            v.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let version = |text: &str, pointer: String, problems: &mut Vec<DocumentProblem>| {
+            let parsed = text.parse::<Version>().ok();
+            if parsed.is_none() {
+                problems.push(DocumentProblem {
+                    pointer,
+                    message: "the version's numbers are too large for this reader".into(),
+                });
+            }
+            parsed
+        };
+        let mut refs: Vec<(Role, Option<String>, String, &Value)> = vec![
+            (
+                Role::Input,
+                None,
+                "/input_schema".into(),
+                &document["input_schema"],
+            ),
+            (
+                Role::Output,
+                None,
+                "/output_schema".into(),
+                &document["output_schema"],
+            ),
+        ];
+        let records = document.get("supporting_record_schemas");
+        for (i, record) in records
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            refs.push((
+                Role::Record,
+                Some(text(record, "kind")),
+                format!("/supporting_record_schemas/{i}/schema_reference"),
+                &record["schema_reference"],
+            ));
+        }
+        let inlines: Vec<&Value> = refs.iter().map(|r| &r.3["resolution"]["schema"]).collect();
+        let (bytes, spans) = crate::digest::jcs_marking(document, &inlines);
+        let mut schemas = Vec::new();
+        for ((role, kind, pointer, reference), span) in refs.into_iter().zip(spans) {
+            let canonical: Arc<[u8]> = match span {
+                Some(span) => bytes[span].into(),
+                None => crate::digest::jcs(&reference["resolution"]["schema"]).into(),
+            };
+            let actual = Digest::of_bytes(&canonical);
+            let declared = text(reference, "digest");
+            if declared != actual.as_str() {
+                problems.push(DocumentProblem {
+                    pointer: format!("{pointer}/digest"),
+                    message: format!(
+                        "declared digest {declared} does not match the inline schema's digest {actual}"
+                    ),
+                });
+            }
+            let at = format!("{pointer}/version");
+            let Some(v) = version(&text(reference, "version"), at, &mut problems) else {
+                continue;
+            };
+            schemas.push(SchemaReference::from_canonical(
+                role,
+                kind,
+                text(reference, "schema_uri"),
+                v,
+                text(reference, "dialect"),
+                actual,
+                canonical,
+            ));
+        }
+        let skill_version = version(
+            &text(document, "skill_version"),
+            "/skill_version".into(),
+            &mut problems,
+        );
+        let interaction = serde_json::from_value(document["interaction"].clone());
+        let authority = serde_json::from_value(document["authority"].clone());
+        match (skill_version, interaction, authority) {
+            (Some(skill_version), Ok(interaction), Ok(authority)) if problems.is_empty() => {
+                Ok(Document {
+                    skill_id: text(document, "skill_id"),
+                    skill_version,
+                    interaction,
+                    authority,
+                    schemas,
+                    records_member: records.is_some(),
+                    digest: Digest::of_bytes(&bytes),
+                })
+            }
+            _ => {
+                if problems.is_empty() {
+                    problems.push(DocumentProblem {
+                        pointer: String::new(),
+                        message: "the document's interaction or authority cannot be read".into(),
+                    });
+                }
+                Err(problems)
+            }
+        }
+    }
+
+    /// The Skill Interface Schema and the rules no schema can express, on a document this
+    /// process assembled (its inline digests were computed from the very bytes it embeds).
+    pub fn check(&self, schema: &InterfaceSchema) -> Vec<DocumentProblem> {
+        check_structure(schema, &self.to_value())
     }
 }
 
@@ -211,22 +394,6 @@ pub fn assemble(manifest: &SkillManifest, schemas: Vec<SchemaReference>) -> Inte
 pub struct DocumentProblem {
     pub pointer: String,
     pub message: String,
-}
-
-/// Validate a document against the Skill Interface Schema and the rules no schema can
-/// express: record kinds unique and different from skill_id, `describe_skill` reserved,
-/// and every inline schema matching its declared digest.
-pub fn check_document(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentProblem> {
-    let mut problems = check_structure(schema, document);
-    problems.extend(check_inline_digests(document));
-    problems
-}
-
-/// [`check_document`] for a document this process has just [`assemble`]d: the same
-/// checks except recomputing the inline-schema digests, which `assemble` took from the
-/// very bytes it embedded (canonicalizing every schema again would only repeat work).
-pub fn check_assembled(schema: &InterfaceSchema, interface: &Interface) -> Vec<DocumentProblem> {
-    check_structure(schema, &interface.document())
 }
 
 /// The Skill Interface Schema and the kind and skill_id rules.
@@ -276,84 +443,4 @@ fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentPr
         }
     }
     problems
-}
-
-/// The digest of `document` and [`check_document`]'s problems, canonicalizing the
-/// document once: each inline schema's digest is taken over its own span of the
-/// document's JCS bytes (the same bytes as canonicalizing it alone), instead of
-/// canonicalizing every inline schema a second time. For loading bundles.
-pub fn digest_and_check(
-    schema: &InterfaceSchema,
-    document: &Value,
-) -> (Digest, Vec<DocumentProblem>) {
-    let inlines: Vec<&Value> = schema_references(document)
-        .into_iter()
-        .filter_map(|(_, r)| r.pointer("/resolution/schema"))
-        .collect();
-    let (bytes, spans) = crate::digest::jcs_marking(document, &inlines);
-    let mut problems = check_structure(schema, document);
-    problems.extend(inline_digest_problems(document, |inline| {
-        let span = inlines
-            .iter()
-            .position(|v| std::ptr::eq(*v, inline))
-            .and_then(|i| spans[i].clone());
-        match span {
-            Some(span) => Digest::of_bytes(&bytes[span]),
-            None => Digest::of_value(inline),
-        }
-    }));
-    (Digest::of_bytes(&bytes), problems)
-}
-
-/// Every inline schema's digest, recomputed and compared with the declared one.
-fn check_inline_digests(document: &Value) -> Vec<DocumentProblem> {
-    inline_digest_problems(document, Digest::of_value)
-}
-
-fn inline_digest_problems(
-    document: &Value,
-    digest_of: impl Fn(&Value) -> Digest,
-) -> Vec<DocumentProblem> {
-    let mut problems = Vec::new();
-    for (pointer, reference) in schema_references(document) {
-        let declared = reference.get("digest").and_then(Value::as_str);
-        let Some(inline) = reference.pointer("/resolution/schema") else {
-            continue;
-        };
-        let actual = digest_of(inline);
-        if declared.is_some_and(|d| d != actual.as_str()) {
-            problems.push(DocumentProblem {
-                pointer: format!("{pointer}/digest"),
-                message: format!(
-                    "declared digest {} does not match the inline schema's digest {actual}",
-                    declared.unwrap_or_default()
-                ),
-            });
-        }
-    }
-    problems
-}
-
-/// Every Schema Reference in a document with its pointer: input, output, then records.
-pub fn schema_references(document: &Value) -> Vec<(String, &Value)> {
-    let mut out = Vec::new();
-    for key in ["input_schema", "output_schema"] {
-        if let Some(r) = document.get(key) {
-            out.push((format!("/{key}"), r));
-        }
-    }
-    if let Some(records) = document
-        .get("supporting_record_schemas")
-        .and_then(Value::as_array)
-    {
-        for (i, rec) in records.iter().enumerate() {
-            if let Some(r) = rec.get("schema_reference") {
-                out.push((
-                    format!("/supporting_record_schemas/{i}/schema_reference"),
-                    r,
-                ));
-            }
-        }
-    }
-    out
 }

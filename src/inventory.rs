@@ -8,9 +8,7 @@
 
 use crate::bundle::manifest::{BundleName, ManifestSchema};
 use crate::bundle::Bundle;
-use crate::digest::Digest;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
 
 /// The contents of a loaded bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,61 +29,6 @@ pub struct SkillListing {
     pub schemas: Vec<ManifestSchema>,
 }
 
-// The members of a Skill Interface Document this listing reads; the document was
-// validated against the Skill Interface Schema when the bundle was opened.
-#[derive(Deserialize)]
-struct References {
-    input_schema: Reference,
-    output_schema: Reference,
-    #[serde(default)]
-    supporting_record_schemas: Vec<RecordReference>,
-}
-
-#[derive(Deserialize)]
-struct Reference {
-    schema_uri: String,
-    version: String,
-    dialect: String,
-    digest: Digest,
-}
-
-#[derive(Deserialize)]
-struct RecordReference {
-    kind: String,
-    schema_reference: Reference,
-}
-
-impl Reference {
-    fn listing(self, role: &str, kind: Option<String>) -> ManifestSchema {
-        ManifestSchema {
-            role: role.to_string(),
-            kind,
-            schema_uri: self.schema_uri,
-            version: self.version,
-            dialect: self.dialect,
-            digest: self.digest,
-        }
-    }
-}
-
-/// The schemas `document` references, in document order.
-fn schemas(document: &Value) -> Vec<ManifestSchema> {
-    // A loaded document always has this shape (`Bundle::open` refuses any other).
-    let Ok(refs) = References::deserialize(document) else {
-        return Vec::new();
-    };
-    let mut out = vec![
-        refs.input_schema.listing("input", None),
-        refs.output_schema.listing("output", None),
-    ];
-    out.extend(
-        refs.supporting_record_schemas
-            .into_iter()
-            .map(|r| r.schema_reference.listing("record", Some(r.kind))),
-    );
-    out
-}
-
 /// What `bundle` holds.
 pub fn of(bundle: &Bundle) -> Inventory {
     let skills = bundle
@@ -93,8 +36,8 @@ pub fn of(bundle: &Bundle) -> Inventory {
         .into_iter()
         .map(|a| SkillListing {
             schemas: bundle
-                .interface(&a.skill_id)
-                .map(schemas)
+                .document(&a.skill_id)
+                .map(|d| d.schemas().iter().map(ManifestSchema::of).collect())
                 .unwrap_or_default(),
             skill_id: a.skill_id,
             skill_version: a.skill_version,

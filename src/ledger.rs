@@ -19,9 +19,9 @@
 
 use crate::digest::Digest;
 use crate::finding::{Code, Finding, Location};
-use crate::interface::SchemaReference;
+use crate::interface::{Document, SchemaReference};
 use crate::interface_schema::INTERFACE_VERSION;
-use crate::manifest::{DefaultMode, ResponseMode};
+use crate::manifest::{Authority, DefaultMode, Interaction, ResponseMode};
 use crate::version::Version;
 use crate::workspace::Role;
 use serde_json::{json, Map, Value};
@@ -187,9 +187,10 @@ impl Ledger {
         }
     }
 
-    /// Add a skill and the schemas it uses, as read from its Skill Interface Document.
-    pub fn add_document(&mut self, document: &Value, digest: &Digest) -> Result<(), String> {
-        let (skill, schemas) = entries_from_document(document, digest)?;
+    /// Add a skill and the schemas it uses, as its Skill Interface Document names them
+    /// (the schemas' canonical bytes are shared with the document, not copied).
+    pub fn add_document(&mut self, document: &Document) -> Result<(), String> {
+        let (skill, schemas) = entries_of(document);
         for s in schemas {
             self.add_schema(s).map_err(|c| conflict_message(&c))?;
         }
@@ -199,49 +200,34 @@ impl Ledger {
 
     /// The Skill Interface Document a skill entry describes, rebuilt from the entry and
     /// the schema entries it uses; `None` when a schema it uses is not recorded.
-    pub fn document(&self, skill: &SkillEntry) -> Option<Value> {
+    pub fn document(&self, skill: &SkillEntry) -> Option<Document> {
         let mut refs = Vec::new();
         for u in &skill.schemas {
             let s = self.schema(&u.schema_uri, u.version)?;
-            refs.push((
-                u,
-                SchemaReference::from_canonical(
-                    u.role,
-                    u.kind.clone(),
-                    s.schema_uri.clone(),
-                    s.version,
-                    s.dialect.clone(),
-                    s.digest.clone(),
-                    Arc::clone(&s.jcs),
-                ),
+            refs.push(SchemaReference::from_canonical(
+                u.role,
+                u.kind.clone(),
+                s.schema_uri.clone(),
+                s.version,
+                s.dialect.clone(),
+                s.digest.clone(),
+                Arc::clone(&s.jcs),
             ));
         }
-        let find = |role| {
-            refs.iter()
-                .find(|(u, _)| u.role == role)
-                .map(|(_, r)| r.to_json())
-        };
-        let records: Vec<Value> = refs
-            .iter()
-            .filter(|(u, _)| u.role == Role::Record)
-            .map(|(u, r)| json!({"kind": u.kind, "schema_reference": r.to_json()}))
-            .collect();
-        Some(json!({
-            "interface_version": skill.interface_version,
-            "skill_id": skill.skill_id,
-            "skill_version": skill.skill_version.to_string(),
-            "input_schema": find(Role::Input)?,
-            "output_schema": find(Role::Output)?,
-            "supporting_record_schemas": records,
-            "interaction": {
-                "supported_response_modes": skill.supported_response_modes,
-                "cancellable": skill.cancellable,
+        Document::new(
+            skill.skill_id.clone(),
+            skill.skill_version,
+            Interaction {
+                supported_response_modes: skill.supported_response_modes.clone(),
+                cancellable: skill.cancellable,
             },
-            "authority": {
-                "default_mode": skill.default_mode,
-                "approval_may_be_required": skill.approval_may_be_required,
+            Authority {
+                default_mode: skill.default_mode,
+                approval_may_be_required: skill.approval_may_be_required,
             },
-        }))
+            refs,
+            true,
+        )
     }
 
     /// The lock file's JSON value: entries sorted by identity, members in a fixed
@@ -442,93 +428,41 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// The ledger entries a Skill Interface Document describes: the skill and its schemas.
-/// Every inline schema must match its declared digest.
-pub fn entries_from_document(
-    document: &Value,
-    digest: &Digest,
-) -> Result<(SkillEntry, Vec<SchemaEntry>), String> {
-    let str_at = |p: &str| {
-        document
-            .pointer(p)
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("the interface document has no string at {p}"))
-    };
-    let version_at = |p: &str| -> Result<Version, String> {
-        str_at(p)?
-            .parse()
-            .map_err(|e: crate::version::VersionError| format!("{p}: {e}"))
-    };
-    let mut schemas = Vec::new();
-    let mut uses = Vec::new();
-    let mut refs: Vec<(Role, Option<String>, String)> = vec![
-        (Role::Input, None, "/input_schema".into()),
-        (Role::Output, None, "/output_schema".into()),
-    ];
-    let records = document
-        .get("supporting_record_schemas")
-        .and_then(Value::as_array)
-        .ok_or("the interface document has no supporting_record_schemas array")?;
-    for i in 0..records.len() {
-        let kind = str_at(&format!("/supporting_record_schemas/{i}/kind"))?;
-        refs.push((
-            Role::Record,
-            Some(kind.to_string()),
-            format!("/supporting_record_schemas/{i}/schema_reference"),
-        ));
-    }
-    for (role, kind, p) in refs {
-        let schema = document
-            .pointer(&format!("{p}/resolution/schema"))
-            .ok_or_else(|| format!("{p} has no inline schema"))?;
-        let declared: Digest = str_at(&format!("{p}/digest"))?.parse()?;
-        let entry = SchemaEntry::new(
-            str_at(&format!("{p}/schema_uri"))?.to_string(),
-            version_at(&format!("{p}/version"))?,
-            str_at(&format!("{p}/dialect"))?.to_string(),
-            schema,
-        );
-        if declared != entry.digest {
-            return Err(format!(
-                "{p}: the declared digest {declared} does not match the inline schema's digest {}",
-                entry.digest
-            ));
-        }
-        uses.push(SchemaUse {
-            role,
-            kind,
-            schema_uri: entry.schema_uri.clone(),
-            version: entry.version,
-            digest: entry.digest.clone(),
-        });
-        schemas.push(entry);
-    }
-    let field = |p: &str| {
-        document
-            .pointer(p)
-            .cloned()
-            .ok_or_else(|| format!("the interface document has nothing at {p}"))
-    };
-    let parse = |p: &str| -> Result<Value, String> { field(p) };
+fn entries_of(document: &Document) -> (SkillEntry, Vec<SchemaEntry>) {
+    let schemas: Vec<SchemaEntry> = document
+        .schemas()
+        .iter()
+        .map(|r| SchemaEntry {
+            schema_uri: r.schema_uri.clone(),
+            version: r.version,
+            dialect: r.dialect.clone(),
+            digest: r.digest.clone(),
+            jcs: Arc::clone(&r.jcs),
+        })
+        .collect();
+    let uses = document
+        .schemas()
+        .iter()
+        .map(|r| SchemaUse {
+            role: r.role,
+            kind: r.kind.clone(),
+            schema_uri: r.schema_uri.clone(),
+            version: r.version,
+            digest: r.digest.clone(),
+        })
+        .collect();
     let skill = SkillEntry {
-        skill_id: str_at("/skill_id")?.to_string(),
-        skill_version: version_at("/skill_version")?,
-        interface_version: str_at("/interface_version")?.to_string(),
-        interface_digest: digest.clone(),
+        skill_id: document.skill_id.clone(),
+        skill_version: document.skill_version,
+        interface_version: INTERFACE_VERSION.to_string(),
+        interface_digest: document.digest.clone(),
         schemas: uses,
-        supported_response_modes: serde_json::from_value(parse(
-            "/interaction/supported_response_modes",
-        )?)
-        .map_err(|e| format!("/interaction/supported_response_modes: {e}"))?,
-        cancellable: field("/interaction/cancellable")?
-            .as_bool()
-            .ok_or("/interaction/cancellable is not a boolean")?,
-        default_mode: serde_json::from_value(parse("/authority/default_mode")?)
-            .map_err(|e| format!("/authority/default_mode: {e}"))?,
-        approval_may_be_required: field("/authority/approval_may_be_required")?
-            .as_bool()
-            .ok_or("/authority/approval_may_be_required is not a boolean")?,
+        supported_response_modes: document.interaction.supported_response_modes.clone(),
+        cancellable: document.interaction.cancellable,
+        default_mode: document.authority.default_mode,
+        approval_may_be_required: document.authority.approval_may_be_required,
     };
-    Ok((skill, schemas))
+    (skill, schemas)
 }
 
 /// Reads a lock file's value, collecting every problem with its pointer.
@@ -741,7 +675,7 @@ impl Reader<'_> {
                 }
             }
             if complete {
-                let rebuilt = ledger.document(&entry).map(|d| Digest::of_value(&d));
+                let rebuilt = ledger.document(&entry).map(|d| d.digest);
                 if rebuilt.as_ref() != Some(&entry.interface_digest) {
                     self.fail(
                         &format!("{p}/interface_digest"),
@@ -981,13 +915,16 @@ mod tests {
             "interface_version": "1.0",
             "skill_id": "s",
             "skill_version": "1.0",
-            "input_schema": {"schema_uri": "urn:in", "version": "1.0", "dialect": "d", "digest": Digest::of_value(&json!({"type": "object"})).as_str(), "resolution": {"type": "inline", "schema": {"type": "object"}}},
-            "output_schema": {"schema_uri": "urn:out", "version": "1.0", "dialect": "d", "digest": Digest::of_value(&json!(true)).as_str(), "resolution": {"type": "inline", "schema": true}},
+            "input_schema": {"schema_uri": "urn:in", "version": "1.0", "dialect": "https://json-schema.org/draft/2020-12/schema", "digest": Digest::of_value(&json!({"type": "object"})).as_str(), "resolution": {"type": "inline", "schema": {"type": "object"}}},
+            "output_schema": {"schema_uri": "urn:out", "version": "1.0", "dialect": "https://json-schema.org/draft/2020-12/schema", "digest": Digest::of_value(&json!(true)).as_str(), "resolution": {"type": "inline", "schema": true}},
             "supporting_record_schemas": [],
             "interaction": {"supported_response_modes": ["sync"], "cancellable": false},
             "authority": {"default_mode": "observe_only", "approval_may_be_required": false},
         });
-        l.add_document(&doc, &Digest::of_value(&doc)).unwrap();
+        let schema = crate::interface_schema::InterfaceSchema::packaged().unwrap();
+        let document = Document::read(schema, &doc).unwrap();
+        assert_eq!(document.digest, Digest::of_value(&doc));
+        l.add_document(&document).unwrap();
         l
     }
 
@@ -1006,10 +943,7 @@ mod tests {
         empty.push(b'\n');
         assert_eq!(Ledger::default().to_bytes(), empty);
         let skill = back.skill("s", Version::new(1, 0)).unwrap();
-        assert_eq!(
-            Digest::of_value(&back.document(skill).unwrap()),
-            skill.interface_digest
-        );
+        assert_eq!(back.document(skill).unwrap().digest, skill.interface_digest);
     }
 
     #[test]

@@ -121,7 +121,7 @@ pub enum ResponseMode {
     Push,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Interaction {
     pub supported_response_modes: Vec<ResponseMode>,
@@ -137,7 +137,7 @@ pub enum DefaultMode {
     Execute,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Authority {
     pub default_mode: DefaultMode,

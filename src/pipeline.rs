@@ -13,7 +13,7 @@ use crate::digest::Digest;
 use crate::evolution;
 use crate::examples;
 use crate::finding::{self, Code, Finding, Location};
-use crate::interface::{self, Interface, SchemaReference, DESCRIBE_SKILL};
+use crate::interface::{Document, SchemaReference, DESCRIBE_SKILL};
 use crate::interface_schema::InterfaceSchema;
 use crate::manifest::{self, SchemaSource, DEFAULT_DIALECT};
 use crate::schema::{lint, validator};
@@ -293,8 +293,17 @@ fn check_skill(
     let mut example_findings = run_examples(ws, &skill, &loaded, &validators);
     drop(validators);
 
-    let interface = interface::assemble(m, loaded.iter().map(|l| l.reference.clone()).collect());
-    for problem in interface::check_assembled(schema, &interface) {
+    let references = loaded.iter().map(|l| l.reference.clone()).collect();
+    let Some(interface) = Document::assemble(m, references) else {
+        // Unreachable: without an error, the input and output schemas were loaded.
+        findings.push(Finding::new(
+            Code::InterfaceInvalid,
+            "the skill has no input or output schema to assemble",
+            at_manifest(),
+        ));
+        return (unassembled(), findings);
+    };
+    for problem in interface.check(schema) {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             format!(
@@ -587,7 +596,7 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
             lock: Some(lock),
         };
     }
-    let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
+    let interfaces: Vec<&Document> = checked.skills.iter().map(|s| &s.interface).collect();
     let mut contents = bundle::contents(
         &ws.manifest.bundle.name,
         &ws.manifest.bundle.version,

@@ -99,18 +99,18 @@ fn spliced_documents_are_canonical() {
     assert_eq!(checked.skills.len(), 3);
     for skill in &checked.skills {
         let interface = &skill.interface;
-        let document = interface.document();
+        let document = interface.to_value();
         assert_eq!(
             skillbundle::digest::jcs(&document),
-            &*interface.jcs,
+            interface.jcs(),
             "{}",
             interface.skill_id
         );
         assert_eq!(
-            skillbundle::digest::Digest::of_bytes(&interface.jcs),
+            skillbundle::digest::Digest::of_bytes(&interface.jcs()),
             interface.digest
         );
-        for reference in &interface.schemas {
+        for reference in interface.schemas() {
             assert_eq!(
                 skillbundle::digest::jcs(&reference.schema()),
                 &*reference.jcs
@@ -120,9 +120,9 @@ fn spliced_documents_are_canonical() {
                 reference.digest
             );
         }
-        // The same document the tree-building path gives.
-        let references: Vec<_> = interface.schemas.iter().map(|r| r.to_json()).collect();
-        assert_eq!(document["input_schema"], references[0]);
-        assert_eq!(document["output_schema"], references[1]);
+        // What the writer wrote, the reader reads back: the same typed document.
+        let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
+        let read = skillbundle::interface::Document::read(schema, &document).unwrap();
+        assert_eq!(&read, interface);
     }
 }

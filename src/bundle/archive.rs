@@ -230,8 +230,24 @@ pub fn read_entries(
 pub fn scan(
     bytes: &[u8],
     limits: ReadLimits,
-    mut decide: impl FnMut(&str, u64) -> Result<Disposition, ArchiveError>,
+    decide: impl FnMut(&str, u64) -> Result<Disposition, ArchiveError>,
 ) -> Result<Vec<Entry>, ArchiveError> {
+    let mut entries = Vec::new();
+    scan_each(bytes, limits, decide, |entry| {
+        entries.push(entry);
+        Ok(())
+    })?;
+    Ok(entries)
+}
+
+/// [`scan`], handing each entry to `visit` as soon as its data is read instead of
+/// collecting them: a caller can start on one entry while the next decompresses.
+pub fn scan_each(
+    bytes: &[u8],
+    limits: ReadLimits,
+    mut decide: impl FnMut(&str, u64) -> Result<Disposition, ArchiveError>,
+    mut visit: impl FnMut(Entry) -> Result<(), ArchiveError>,
+) -> Result<(), ArchiveError> {
     if bytes.len() < 10 || bytes[..10] != canonical_gzip_header() {
         return Err(ArchiveError::invalid(
             "not a bundle archive: the gzip header is not the one skillbundle writes (one member, no name, no time, no extra fields)",
@@ -244,7 +260,7 @@ pub fn scan(
         left: limits.max_total_bytes,
         exceeded: &exceeded,
     };
-    let entries = scan_tar(&mut limited, limits, &mut decide).map_err(|e| {
+    scan_tar(&mut limited, limits, &mut decide, &mut visit).map_err(|e| {
         if exceeded.get() {
             ArchiveError::limit(
                 "the archive expands beyond the size limit (refused before it was fully decompressed)",
@@ -258,7 +274,7 @@ pub fn scan(
             "unexpected bytes after the gzip stream (a bundle is a single gzip member)",
         ));
     }
-    Ok(entries)
+    Ok(())
 }
 
 const BLOCK: usize = 512;
@@ -275,18 +291,21 @@ fn scan_tar(
     stream: &mut impl Read,
     limits: ReadLimits,
     decide: &mut impl FnMut(&str, u64) -> Result<Disposition, ArchiveError>,
-) -> Result<Vec<Entry>, ArchiveError> {
-    let mut entries: Vec<Entry> = Vec::new();
+    visit: &mut impl FnMut(Entry) -> Result<(), ArchiveError>,
+) -> Result<(), ArchiveError> {
+    let mut count = 0usize;
+    let mut previous: Option<String> = None;
     let mut total: u64 = 0;
     let mut mtime = None;
     let mut block = [0u8; BLOCK];
+    let mut chunk = vec![0u8; 64 * 1024];
     loop {
         stream.read_exact(&mut block).map_err(io_error)?;
         if block == [0u8; BLOCK] {
             break;
         }
-        let n = entries.len() + 1;
-        if entries.len() >= limits.max_entries {
+        let n = count + 1;
+        if count >= limits.max_entries {
             return Err(ArchiveError::limit(
                 "the archive has more entries than the limit allows",
             ));
@@ -331,8 +350,8 @@ fn scan_tar(
             return Err(non_canonical());
         }
         check_path(&path).map_err(|e| ArchiveError::invalid(format!("entry {n}: {e}")))?;
-        if let Some(previous) = entries.last() {
-            if previous.path.as_str() >= path.as_str() {
+        if let Some(previous) = &previous {
+            if previous.as_str() >= path.as_str() {
                 return Err(ArchiveError::invalid(format!(
                     "entry {n} is out of order or repeats an earlier name (the writer sorts entries by name, each once)"
                 )));
@@ -343,7 +362,6 @@ fn scan_tar(
             .then(|| Vec::with_capacity(size.min(1 << 20) as usize));
         let mut hasher = Sha256::new();
         let mut left = size;
-        let mut chunk = vec![0u8; 64 * 1024];
         while left > 0 {
             let want = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
             stream.read_exact(&mut chunk[..want]).map_err(io_error)?;
@@ -363,12 +381,14 @@ fn scan_tar(
         let digest = format!("sha256:{}", crate::digest::hex(&hasher.finalize()))
             .parse()
             .expect("a SHA-256 digest in its canonical form");
-        entries.push(Entry {
+        count += 1;
+        previous = Some(path.clone());
+        visit(Entry {
             path,
             size,
             digest,
             data,
-        });
+        })?;
     }
     // The end: a second zero block, then nothing (the writer adds no record padding).
     stream.read_exact(&mut block).map_err(io_error)?;
@@ -387,10 +407,10 @@ fn scan_tar(
         }
         Err(e) => return Err(io_error(e)),
     }
-    if entries.is_empty() {
+    if count == 0 {
         return Err(ArchiveError::invalid("the archive has no entries"));
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// An entry path must be relative, `/`-separated, without `.`/`..`/empty components.

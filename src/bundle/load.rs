@@ -33,25 +33,25 @@
 
 use super::archive::{self, ReadLimits};
 use super::manifest::{Manifest, ManifestSchema, ManifestSkill};
-use super::sign::{signing_payload, SIGNATURES};
+use super::sign::{into_signing_payload, SIGNATURES};
 use super::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
 use crate::a2a::{Advertised, EXTENSION_URI};
 use crate::digest::Digest;
 use crate::finding::{Code, Finding, Location};
-use crate::interface::{self, DESCRIBE_SKILL};
+use crate::interface::{Document, DESCRIBE_SKILL};
 use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::jws::{self, JwsError, JwsSignature};
 use crate::keys::PublicKey;
 use crate::manifest::DEFAULT_DIALECT;
 use crate::schema::limits::Limits;
-use crate::schema::validator::{PatternCache, Validator};
+use crate::schema::validator::{Governed, PatternCache};
 use a2a_types::{AgentExtension, AgentSkill};
-use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 /// Nesting allowed in a loaded document: the inline schemas' own limit (64) plus the
 /// few levels of the standard structure around them.
@@ -141,16 +141,32 @@ impl fmt::Display for SignatureStatus {
     }
 }
 
-/// One skill of a loaded bundle: its validated document and compiled validators.
+/// One skill of a loaded bundle: its validated document and its governed schemas.
 pub(crate) struct LoadedSkill {
-    pub(crate) skill_id: String,
-    pub(crate) skill_version: String,
-    pub(crate) digest: Digest,
-    pub(crate) document: Value,
-    pub(crate) input: Validator,
-    pub(crate) output: Validator,
-    /// Supporting-record kind → validator.
-    pub(crate) records: BTreeMap<String, Validator>,
+    pub(crate) document: Document,
+    /// One per Schema Reference, in document order (input, output, then the records),
+    /// each compiled on first use.
+    pub(crate) schemas: Vec<Governed>,
+}
+
+impl LoadedSkill {
+    pub(crate) fn input(&self) -> &Governed {
+        &self.schemas[0]
+    }
+
+    pub(crate) fn output(&self) -> &Governed {
+        &self.schemas[1]
+    }
+
+    /// The schema of the supporting-record kind `kind`.
+    pub(crate) fn record(&self, kind: &str) -> Option<&Governed> {
+        let i = self
+            .document
+            .records()
+            .iter()
+            .position(|r| r.kind.as_deref() == Some(kind))?;
+        self.schemas.get(2 + i)
+    }
 }
 
 /// A verified, loaded bundle. Build one with [`Bundle::open`] or [`Bundle::open_path`];
@@ -249,7 +265,7 @@ impl Bundle {
                 )
             }
         }
-        let parsed: Manifest = match serde_json::from_value(manifest.clone()) {
+        let parsed: Manifest = match Manifest::deserialize(&manifest) {
             Ok(m) => m,
             Err(_) => {
                 return one(
@@ -261,8 +277,9 @@ impl Bundle {
             }
         };
 
-        // 3. Signatures, before anything else in the archive is looked at.
-        let signature = check_signatures(&manifest, parsed.signatures.as_deref(), trust)?;
+        // 3. Signatures, before anything else in the archive is looked at. The tree is
+        // not needed after this (the typed manifest is), so it is given up here.
+        let signature = check_signatures(manifest, parsed.signatures.as_deref(), trust)?;
 
         let schema = match InterfaceSchema::packaged() {
             Ok(s) => s,
@@ -288,33 +305,69 @@ impl Bundle {
             .collect();
         check_file_set(&parsed, &digests)?;
 
-        // Second pass: the same canonical read, keeping the (now authenticated) entries.
-        let kept = archive::read_entries(bytes, limits, is_layout_path).map_err(archive_finding)?;
-        let same = kept.len() == entries.len()
-            && kept
-                .iter()
-                .zip(&entries)
-                .all(|(a, b)| a.path == b.path && a.digest == b.digest);
-        if !same {
-            return one(
-                Code::BundleInvalid,
-                "the archive read differently the second time".into(),
-                Location::default(),
-            );
-        }
-        let files: BTreeMap<String, Vec<u8>> = kept
-            .into_iter()
-            .map(|e| (e.path, e.data.unwrap_or_default()))
+        // Second pass: the same canonical read, each (now authenticated) entry compared
+        // with the first pass and handed to a worker as soon as it is decompressed, so
+        // reading the archive overlaps with loading the skills (steps 5 and 6: each skill
+        // on its own, so in parallel; the results, and so the findings, stay in
+        // manifest order). The card fragment is checked alongside: it depends on none.
+        let slots: BTreeMap<&str, usize> = parsed
+            .skills
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.file.as_str(), i))
             .collect();
-
-        // 5 and 6. Documents and validators: each skill on its own, so in parallel (the
-        // results, and so the findings, stay in manifest order).
+        let results: Vec<OnceLock<Result<LoadedSkill, Vec<Finding>>>> =
+            parsed.skills.iter().map(|_| OnceLock::new()).collect();
+        let fragment = OnceLock::new();
         // One regex cache for the bundle: its validators share compiled patterns.
         let patterns = PatternCache::new();
-        let loaded: Vec<Result<LoadedSkill, Vec<Finding>>> = parsed
-            .skills
-            .par_iter()
-            .map(|entry| load_skill(schema, &patterns, entry, &files[&entry.file]))
+        let differently =
+            || archive::ArchiveError::invalid("the archive read differently the second time");
+        let mut seen = 0;
+        let keep = |path: &str, _| {
+            if is_layout_path(path) {
+                Ok(archive::Disposition::Keep)
+            } else {
+                Err(differently())
+            }
+        };
+        rayon::scope(|scope| {
+            archive::scan_each(bytes, limits, keep, |entry| {
+                let first = entries.get(seen);
+                seen += 1;
+                if first.is_none_or(|f| f.path != entry.path || f.digest != entry.digest) {
+                    return Err(differently());
+                }
+                let data = entry.data.unwrap_or_default();
+                let (results, patterns, parsed, fragment) =
+                    (&results, &patterns, &parsed, &fragment);
+                if entry.path == CARD_FRAGMENT_PATH {
+                    scope.spawn(move |_| {
+                        let _ = fragment.set(check_fragment(parsed, &data));
+                    });
+                } else if let Some(&i) = slots.get(entry.path.as_str()) {
+                    scope.spawn(move |_| {
+                        let _ =
+                            results[i].set(load_skill(schema, patterns, &parsed.skills[i], data));
+                    });
+                }
+                Ok(())
+            })
+        })
+        .map_err(archive_finding)?;
+        if seen != entries.len() {
+            return Err(archive_finding(differently()));
+        }
+        let missing = || {
+            vec![Finding::new(
+                Code::BundleInvalid,
+                "an entry listed in manifest.json was not read",
+                Location::default(),
+            )]
+        };
+        let loaded: Vec<Result<LoadedSkill, Vec<Finding>>> = results
+            .into_iter()
+            .map(|r| r.into_inner().unwrap_or_else(|| Err(missing())))
             .collect();
         let mut findings = Vec::new();
         let mut skills = BTreeMap::new();
@@ -322,8 +375,8 @@ impl Bundle {
         for result in loaded {
             match result {
                 Ok(skill) => {
-                    order.push(skill.skill_id.clone());
-                    skills.insert(skill.skill_id.clone(), skill);
+                    order.push(skill.document.skill_id.clone());
+                    skills.insert(skill.document.skill_id.clone(), skill);
                 }
                 Err(mut f) => findings.append(&mut f),
             }
@@ -332,7 +385,7 @@ impl Bundle {
             return Err(findings);
         }
         let (extension, agent_skills, fragment) =
-            check_fragment(&parsed, &files[CARD_FRAGMENT_PATH])?;
+            fragment.into_inner().unwrap_or_else(|| Err(missing()))?;
 
         Ok(Bundle {
             name: parsed.bundle.name,
@@ -379,9 +432,9 @@ impl Bundle {
             .map(|id| {
                 let s = &self.skills[id];
                 Advertised {
-                    skill_id: s.skill_id.clone(),
-                    skill_version: s.skill_version.clone(),
-                    interface_digest: s.digest.to_string(),
+                    skill_id: s.document.skill_id.clone(),
+                    skill_version: s.document.skill_version.to_string(),
+                    interface_digest: s.document.digest.to_string(),
                 }
             })
             .collect()
@@ -468,7 +521,7 @@ pub fn read_manifest(bytes: &[u8], limits: ReadLimits) -> Result<Value, Vec<Find
 }
 
 fn check_signatures(
-    manifest: &Value,
+    manifest: Value,
     signatures: Option<&[JwsSignature]>,
     trust: &TrustedKeys,
 ) -> Result<SignatureStatus, Vec<Finding>> {
@@ -500,7 +553,7 @@ fn check_signatures(
             "pass the vendor's public key (--trust KEY.jwk.json, TrustedKeys::new)",
         )]);
     }
-    match jws::verify_signatures(&signing_payload(manifest), signatures, &trust.keys) {
+    match jws::verify_signatures(&into_signing_payload(manifest), signatures, &trust.keys) {
         Ok(by) => Ok(SignatureStatus::Verified {
             by: by.into_iter().map(|k| k.0).collect(),
         }),
@@ -612,10 +665,10 @@ fn load_skill(
     schema: &InterfaceSchema,
     patterns: &PatternCache,
     entry: &ManifestSkill,
-    bytes: &[u8],
+    bytes: Vec<u8>,
 ) -> Result<LoadedSkill, Vec<Finding>> {
     let file = entry.file.as_str();
-    let document = crate::json::parse_with_depth(bytes, MAX_DOCUMENT_DEPTH).map_err(|e| {
+    let value = crate::json::parse_with_depth(&bytes, MAX_DOCUMENT_DEPTH).map_err(|e| {
         vec![Finding::new(
             limit_or(e.limit, Code::InterfaceInvalid),
             format!(
@@ -625,113 +678,76 @@ fn load_skill(
             at(file).with_position(e.line, e.column),
         )]
     })?;
+    drop(bytes);
+    let document = Document::read(schema, &value).map_err(|problems| {
+        problems
+            .into_iter()
+            .map(|p| {
+                Finding::new(
+                    Code::InterfaceInvalid,
+                    p.message,
+                    at(file).with_pointer(p.pointer),
+                )
+            })
+            .collect::<Vec<_>>()
+    })?;
     let mut findings = Vec::new();
-    // One canonicalization gives the interface digest and every inline schema's.
-    let (recomputed, problems) = interface::digest_and_check(schema, &document);
-    if recomputed != entry.interface_digest {
+    if document.digest != entry.interface_digest {
         findings.push(Finding::new(
             Code::DigestMismatch,
             format!(
-                "the interface_digest recomputed over the document's JCS bytes is {recomputed}, but manifest.json declares {}",
-                entry.interface_digest
+                "the interface_digest recomputed over the document's JCS bytes is {}, but manifest.json declares {}",
+                document.digest, entry.interface_digest
             ),
             at(file),
         ));
     }
-    for problem in problems {
-        findings.push(Finding::new(
-            Code::InterfaceInvalid,
-            problem.message,
-            at(file).with_pointer(problem.pointer),
-        ));
-    }
-    if !findings.is_empty() {
-        return Err(findings);
-    }
-    // The document is valid: every field below exists with its type.
-    let str_at = |p: &str| {
-        document
-            .pointer(p)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    };
-    if str_at("/skill_id") != entry.skill_id || str_at("/skill_version") != entry.skill_version {
+    let version = document.skill_version.to_string();
+    if document.skill_id != entry.skill_id || version != entry.skill_version {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             format!(
-                "the document describes {} {}, but manifest.json lists it as {} {}",
-                str_at("/skill_id"),
-                str_at("/skill_version"),
-                entry.skill_id,
-                entry.skill_version
+                "the document describes {} {version}, but manifest.json lists it as {} {}",
+                document.skill_id, entry.skill_id, entry.skill_version
             ),
             at(file),
         ));
     }
-    let references = interface::schema_references(&document);
-    // What the document declares for each reference, in the manifest's terms.
-    let kinds: Vec<Option<&str>> = references
-        .iter()
-        .enumerate()
-        .map(|(i, (pointer, _))| match i {
-            0 | 1 => None,
-            _ => document
-                .pointer(pointer.trim_end_matches("/schema_reference"))
-                .and_then(|rec| rec.get("kind"))
-                .and_then(Value::as_str),
-        })
-        .collect();
-    let declared: Vec<[Option<&str>; 6]> = references
-        .iter()
-        .zip(&kinds)
-        .enumerate()
-        .map(|(i, ((_, r), kind))| {
-            let s = |k: &str| r.get(k).and_then(Value::as_str);
-            let role = match i {
-                0 => "input",
-                1 => "output",
-                _ => "record",
-            };
-            [
-                Some(role),
-                *kind,
-                s("schema_uri"),
-                s("version"),
-                s("dialect"),
-                s("digest"),
-            ]
-        })
-        .collect();
-    let listed: Vec<[Option<&str>; 6]> =
-        entry.schemas.iter().map(ManifestSchema::identity).collect();
-    if declared != listed {
+    let declared: Vec<ManifestSchema> = document.schemas().iter().map(ManifestSchema::of).collect();
+    if declared != entry.schemas {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             "the document's Schema References (role, kind, schema_uri, version, dialect, digest) differ from those manifest.json lists",
             at(file),
         ));
     }
-    let mut compiled = Vec::new();
-    for (pointer, reference) in &references {
-        let dialect = reference
-            .get("dialect")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if dialect != DEFAULT_DIALECT {
+    let mut governed = Vec::new();
+    for (reference, pointer) in document.schemas().iter().zip(reference_pointers(&document)) {
+        if reference.dialect != DEFAULT_DIALECT {
             findings.push(Finding::new(
                 Code::InterfaceInvalid,
-                format!("dialect {dialect:?} is not supported; interface version 1.0 supports {DEFAULT_DIALECT}"),
+                format!(
+                    "dialect {:?} is not supported; interface version 1.0 supports {DEFAULT_DIALECT}",
+                    reference.dialect
+                ),
                 at(file).with_pointer(format!("{pointer}/dialect")),
             ));
             continue;
         }
-        let inline = reference
-            .pointer("/resolution/schema")
+        let inline = value
+            .pointer(&format!("{pointer}/resolution/schema"))
             .unwrap_or(&Value::Null);
         // The same governance as at build time, with the draft's default limits: a
-        // bundle from elsewhere, signed or not, is not trusted to have passed it.
-        match crate::schema::govern(inline, dialect, &Limits::default(), patterns) {
-            Ok(v) => compiled.push(v),
+        // bundle from elsewhere, signed or not, is not trusted to have passed it. The
+        // validator is compiled when a request first needs it.
+        match crate::schema::govern_lazily(
+            inline,
+            Arc::clone(&reference.jcs),
+            &reference.dialect,
+            &Limits::default(),
+            patterns,
+        ) {
+            Ok(g) => governed.push(g),
             Err(problems) => findings.extend(problems.into_iter().map(|mut f| {
                 let inner = f.location.pointer.take().unwrap_or_default();
                 f.location = at(file).with_pointer(format!("{pointer}/resolution/schema{inner}"));
@@ -742,29 +758,20 @@ fn load_skill(
     if !findings.is_empty() {
         return Err(findings);
     }
-    let mut compiled = compiled.into_iter();
-    let (Some(input), Some(output)) = (compiled.next(), compiled.next()) else {
-        return Err(vec![Finding::new(
-            Code::InterfaceInvalid,
-            "the document lacks an input or output schema",
-            at(file),
-        )]);
-    };
-    let records = kinds
-        .iter()
-        .skip(2)
-        .map(|k| k.unwrap_or_default().to_string())
-        .zip(compiled)
-        .collect();
     Ok(LoadedSkill {
-        skill_id: entry.skill_id.clone(),
-        skill_version: entry.skill_version.clone(),
-        digest: entry.interface_digest.clone(),
         document,
-        input,
-        output,
-        records,
+        schemas: governed,
     })
+}
+
+/// The JSON Pointer of each of a document's Schema References, in document order.
+fn reference_pointers(document: &Document) -> impl Iterator<Item = String> {
+    ["/input_schema".to_string(), "/output_schema".to_string()]
+        .into_iter()
+        .chain(
+            (0..document.records().len())
+                .map(|i| format!("/supporting_record_schemas/{i}/schema_reference")),
+        )
 }
 
 #[derive(Deserialize)]

@@ -9,7 +9,7 @@
 //! what the bundle means.
 
 use crate::digest::Digest;
-use crate::interface::{Interface, SchemaReference};
+use crate::interface::{Document, SchemaReference};
 use crate::jws::JwsSignature;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -80,13 +80,13 @@ pub struct ManifestSchema {
 
 impl ManifestSkill {
     /// The entry for an assembled interface.
-    pub fn of(interface: &Interface) -> Self {
+    pub fn of(interface: &Document) -> Self {
         ManifestSkill {
             skill_id: interface.skill_id.clone(),
             skill_version: interface.skill_version.to_string(),
             interface_digest: interface.digest.clone(),
             file: super::interface_path(&interface.skill_id),
-            schemas: interface.schemas.iter().map(ManifestSchema::of).collect(),
+            schemas: interface.schemas().iter().map(ManifestSchema::of).collect(),
         }
     }
 }

@@ -15,7 +15,7 @@ pub use load::{Bundle, SignatureStatus, TrustedKeys};
 
 use crate::digest::{jcs, Digest};
 use crate::finding::{Code, Finding};
-use crate::interface::Interface;
+use crate::interface::Document;
 use manifest::{BundleName, InterfaceSchemaRef, Manifest, ManifestSkill};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -111,8 +111,8 @@ fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
 
 /// Everything that goes into a bundle, in memory: path → bytes.
 ///
-/// The bytes are shared (`Arc`): an interface document's file is the very
-/// [`Interface::jcs`] the pipeline already holds, not a copy of it.
+/// An interface document's file is its [`Document::jcs`], written here from the typed
+/// document (which holds its schemas' bytes, not its own).
 #[derive(Debug, Clone)]
 pub struct Contents {
     pub files: BTreeMap<String, Arc<[u8]>>,
@@ -125,14 +125,14 @@ pub fn contents(
     name: &str,
     version: &str,
     interface_schema_digest: &Digest,
-    interfaces: &[&Interface],
+    interfaces: &[&Document],
     card_fragment: &Value,
 ) -> Contents {
     let mut files = BTreeMap::new();
     let mut skills = Vec::new();
     for interface in interfaces {
         let skill = ManifestSkill::of(interface);
-        files.insert(skill.file.clone(), Arc::clone(&interface.jcs));
+        files.insert(skill.file.clone(), interface.jcs().into());
         skills.push(skill);
     }
     let fragment = stable_pretty(card_fragment);

@@ -360,7 +360,7 @@ impl PyBundle {
     /// The active Skill Interface Document of `skill_id`, or None.
     fn interface<'py>(&self, py: Python<'py>, skill_id: &str) -> PyResult<Bound<'py, PyAny>> {
         match self.bundle.interface(skill_id) {
-            Some(doc) => value::to_python(py, doc),
+            Some(doc) => value::to_python(py, &doc),
             None => Ok(py.None().into_bound(py)),
         }
     }

@@ -11,13 +11,22 @@
 //! Order matters for hostile input: the limits first (iterative walks, safe at any
 //! size or depth: a 300,000-property schema is refused before it costs anything), then
 //! dialect and closure (the validator would otherwise resolve a reference to its
-//! bundled meta-schema), then meta-schema validation and compilation.
+//! bundled meta-schema), then what only compiling would otherwise find (unknown `format`
+//! names, regular expressions that do not compile: [`validator::probe`]), then meta-schema
+//! validation and compilation.
+//!
+//! Two ways out, one sequence: [`govern`] compiles at once (a build runs the examples
+//! straight away); [`govern_lazily`] validates against the meta-schema instead and hands
+//! back a [`Governed`] schema that compiles on first use (an agent loading a bundle,
+//! where compiling every schema up front would be most of the start-up cost). Either way
+//! a schema that passes is one that compiles.
 
 use super::limits::{self, Limits};
-use super::validator::{self, PatternCache, Validator};
+use super::validator::{self, Governed, PatternCache, Validator};
 use super::{closure, dialect};
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Check `schema` as the dialect `dialect` under `limits`, then compile it, sharing
 /// compiled patterns through `patterns`. Findings carry only a JSON Pointer into
@@ -29,6 +38,25 @@ pub fn govern(
     patterns: &PatternCache,
 ) -> Result<Validator, Vec<Finding>> {
     govern_with_rules(schema, dialect, limits, patterns, closure::Rules::V1_0)
+}
+
+/// [`govern`]'s checks, proving instead of compiling: the schema is validated against the
+/// meta-schema and the [`Governed`] result compiles it on first use. `canonical` must be
+/// the JCS bytes of `schema` (what a Skill Interface Document's digest covers); they are
+/// what is kept, not the tree.
+pub fn govern_lazily(
+    schema: &Value,
+    canonical: Arc<[u8]>,
+    dialect: &str,
+    limits: &Limits,
+    patterns: &PatternCache,
+) -> Result<Governed, Vec<Finding>> {
+    check(schema, dialect, limits, patterns, closure::Rules::V1_0)?;
+    let meta = validator::metaschema_errors(schema);
+    if !meta.is_empty() {
+        return Err(meta);
+    }
+    Ok(Governed::new(canonical, patterns))
 }
 
 /// [`govern`] as draft 2020-12 under the default limits, with a pattern cache of its
@@ -52,6 +80,18 @@ pub fn govern_with_rules(
     patterns: &PatternCache,
     rules: closure::Rules,
 ) -> Result<Validator, Vec<Finding>> {
+    check(schema, dialect, limits, patterns, rules)?;
+    validator::compile(schema, patterns)
+}
+
+/// Everything before meta-schema validation, in the order above.
+fn check(
+    schema: &Value,
+    dialect: &str,
+    limits: &Limits,
+    patterns: &PatternCache,
+    rules: closure::Rules,
+) -> Result<(), Vec<Finding>> {
     if !(schema.is_object() || schema.is_boolean()) {
         return Err(vec![Finding::new(
             Code::SchemaInvalid,
@@ -68,7 +108,11 @@ pub fn govern_with_rules(
     if !problems.is_empty() {
         return Err(problems);
     }
-    validator::compile(schema, patterns)
+    let problems = validator::probe(schema, patterns);
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

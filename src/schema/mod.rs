@@ -10,8 +10,9 @@
 //!
 //! Order matters for hostile input, so callers do not run the checks themselves:
 //! [`govern`] is the only way a schema is compiled — [`limits::check_schema`] first,
-//! then [`dialect::check`], [`closure::check`] and [`validator::compile`] (which
-//! validates against the meta-schema). The limit, dialect and closure walks are
+//! then [`dialect::check`], [`closure::check`], [`validator::probe`] and
+//! [`validator::compile`] (which validates against the meta-schema) — or, with
+//! [`govern_lazily`], the meta-schema now and the compile on first use. The limit, dialect and closure walks are
 //! iterative and safe on any nesting; compiling and meta-validating recurse, so
 //! [`validator`] refuses values nested deeper than [`validator::MAX_NESTING`] on its own.
 
@@ -23,7 +24,7 @@ pub mod lint;
 pub mod validator;
 pub(crate) mod walk;
 
-pub use governance::{govern, govern_alone, govern_with_rules};
+pub use governance::{govern, govern_alone, govern_lazily, govern_with_rules};
 
 /// The JSON Schema dialect interface version 1.0 supports (its meta-schema URI).
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";

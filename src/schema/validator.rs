@@ -21,12 +21,14 @@
 //! Errors come back as plain data ([`ValidationDetail`], [`Finding`]), never printed.
 
 use super::limits::first_beyond_depth;
+use super::walk::SchemaTree;
 use crate::finding::{Code, Finding, Location};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, Retrieve, Uri, ValidationError};
 use serde::Serialize;
-use serde_json::Value;
-use std::collections::HashSet;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Backtracking steps `fancy-regex` may take for one `pattern` match before giving up
 /// (its own default is 1,000,000). Exhausting it fails the instance.
@@ -73,9 +75,68 @@ pub struct Validator {
 }
 
 /// Compiled `pattern` regular expressions shared between the validators built with the
-/// same cache (see [`compile`]). Clones share one cache; it lives as long as one
-/// of them does.
-pub use jsonschema::PatternCache;
+/// same cache (see [`compile`]), and the verdicts of [`probe`] on each distinct `format`
+/// name and regular expression. Clones share one cache; it lives as long as one of them
+/// does.
+#[derive(Debug, Clone, Default)]
+pub struct PatternCache {
+    compiled: jsonschema::PatternCache,
+    /// (keyword, text) → the finding compiling `{keyword: text}` gave (its location is
+    /// the caller's to set), or `None` when it compiled.
+    probed: Arc<Mutex<HashMap<Probe, Option<Finding>>>>,
+}
+
+/// What [`probe`] compiles alone: (`format` or `pattern`, the name or expression).
+type Probe = (&'static str, String);
+
+impl PatternCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// A schema that passed governance ([`super::govern_lazily`]), compiled on first use.
+///
+/// Compiling is most of what loading a bundle would cost (three quarters of `verify`'s
+/// memory and a third of its time at 10,000 skills, measured), and an agent rarely
+/// calls every skill it serves. So governance proves instead that compiling cannot fail
+/// — the limits, dialect and closure checks, the meta-schema, and [`probe`] for what
+/// only the compiler would otherwise find — and keeps the schema's canonical bytes; the
+/// validator is built the first time [`Governed::validator`] is called, once.
+#[derive(Debug)]
+pub struct Governed {
+    canonical: Arc<[u8]>,
+    patterns: PatternCache,
+    compiled: OnceLock<Result<Validator, Finding>>,
+}
+
+impl Governed {
+    pub(super) fn new(canonical: Arc<[u8]>, patterns: &PatternCache) -> Self {
+        Governed {
+            canonical,
+            patterns: patterns.clone(),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// The schema's validator, compiled on the first call. The error is unreachable for
+    /// a schema that passed governance; it is returned, not panicked on, all the same.
+    pub fn validator(&self) -> Result<&Validator, &Finding> {
+        self.compiled
+            .get_or_init(|| {
+                // Bytes governance canonicalized, within its depth limit: they parse.
+                let schema = crate::json::parse_with_depth(&self.canonical, MAX_NESTING)
+                    .map_err(|_| too_deep("the schema", String::new()))?;
+                compile(&schema, &self.patterns).map_err(|mut f| f.swap_remove(0))
+            })
+            .as_ref()
+    }
+
+    /// Whether the validator has been compiled yet.
+    pub fn is_compiled(&self) -> bool {
+        self.compiled.get().is_some()
+    }
+}
 
 /// The one set of validator options the project uses: draft 2020-12, `format` asserted,
 /// unknown formats refused, retrieval impossible, bounded regex backtracking.
@@ -121,7 +182,7 @@ pub(super) fn compile(schema: &Value, patterns: &PatternCache) -> Result<Validat
         return Err(vec![too_deep("the schema", at)]);
     }
     options()
-        .with_pattern_cache(patterns.clone())
+        .with_pattern_cache(patterns.compiled.clone())
         .build(schema)
         .map(|inner| Validator { inner })
         .map_err(|error| {
@@ -132,6 +193,59 @@ pub(super) fn compile(schema: &Value, patterns: &PatternCache) -> Result<Validat
                 meta
             }
         })
+}
+
+/// What only compiling would otherwise find in a meta-valid, closed schema: a `format`
+/// name the dialect does not define (formats are asserted, so it is an error) and a
+/// regular expression (`pattern`, a `patternProperties` name) that does not compile.
+/// Each distinct name or expression is compiled alone, once per cache (`{"format": …}`,
+/// `{"pattern": …}`, with the same options and pattern cache as [`compile`]), so the
+/// regular expressions are compiled here once and shared with the validators built later.
+pub(super) fn probe(schema: &Value, patterns: &PatternCache) -> Vec<Finding> {
+    let tree = SchemaTree::new(schema);
+    let mut findings = Vec::new();
+    let mut check = |keyword: &'static str, text: &str, at: String| {
+        let lock = || {
+            patterns
+                .probed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        let key = (keyword, text.to_owned());
+        let known = lock().get(&key).cloned();
+        // Compiled without holding the lock: other threads probe other schemas meanwhile.
+        let verdict = known.unwrap_or_else(|| {
+            let verdict = options()
+                .with_pattern_cache(patterns.compiled.clone())
+                .build(&json!({ keyword: text }))
+                .err()
+                .map(|e| compile_finding(&e));
+            lock().insert(key, verdict.clone());
+            verdict
+        });
+        if let Some(mut finding) = verdict {
+            finding.location = Location::default().with_pointer(at);
+            findings.push(finding);
+        }
+    };
+    for (index, node) in tree.nodes.iter().enumerate() {
+        let Value::Object(map) = node.value else {
+            continue;
+        };
+        if let Some(Value::String(name)) = map.get("format") {
+            check("format", name, tree.keyword_pointer(index, "format"));
+        }
+        if let Some(Value::String(pattern)) = map.get("pattern") {
+            check("pattern", pattern, tree.keyword_pointer(index, "pattern"));
+        }
+        if let Some(Value::Object(properties)) = map.get("patternProperties") {
+            let at = tree.keyword_pointer(index, "patternProperties");
+            for pattern in properties.keys() {
+                check("pattern", pattern, crate::pointer::child(&at, pattern));
+            }
+        }
+    }
+    findings
 }
 
 fn compile_finding(error: &ValidationError<'_>) -> Finding {
