@@ -169,6 +169,11 @@ impl Digest {
         Digest(format!("sha256:{}", hex(&Sha256::digest(bytes))))
     }
 
+    /// The digest whose SHA-256 is `hash` (32 bytes, from a hasher the caller fed).
+    pub fn of_hash(hash: &[u8]) -> Digest {
+        Digest(format!("sha256:{}", hex(hash)))
+    }
+
     /// The digest of `parts` joined, without joining them.
     pub fn of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Digest {
         let mut hasher = Sha256::new();

@@ -35,7 +35,7 @@ use crate::ledger::{
     Conflict, Ledger, LockFile, SchemaEntry, SchemaKey, SchemaUse, SkillEntry, SkillKey,
 };
 use crate::version::Version;
-use crate::workspace::{Role, SourceFile, Workspace};
+use crate::workspace::{Role, SourceFile};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -564,17 +564,20 @@ pub struct Release {
     current: Ledger,
 }
 
-/// Run the release rules for the checked skills of a workspace. The [`Release`] is
-/// `None` when the lock or the previous bundle could not be read (the findings say why).
+/// Run the release rules for the checked skills of a workspace against its lock, as
+/// [`Ledger::load`] read it. The [`Release`] is `None` when the lock or the previous
+/// bundle could not be read (the findings say why).
 pub fn check(
-    ws: &Workspace,
+    lock: Result<LockFile, Vec<Finding>>,
     skills: &[CheckedSkill],
     options: &Options,
 ) -> (Vec<Finding>, Option<Release>) {
-    let lock = match Ledger::load(&ws.root) {
+    let mut lock = match lock {
         Ok(l) => l,
         Err(f) => return (f, None),
     };
+    let current = workspace_ledger(skills);
+    lock.ledger.share_schemas(&current);
     let mut findings = Vec::new();
     let merged;
     let baseline = match &options.previous {
@@ -589,7 +592,6 @@ pub fn check(
             Err(f) => return (f, None),
         },
     };
-    let current = workspace_ledger(skills);
     findings.extend(schema_rules(baseline, skills));
     findings.extend(skill_rules(baseline, &current, skills));
     (findings, Some(Release { lock, current }))
@@ -979,11 +981,11 @@ fn skill_rules(baseline: &Ledger, current: &Ledger, skills: &[CheckedSkill]) -> 
 #[derive(Debug, Clone)]
 pub struct LockUpdate {
     pub path: PathBuf,
-    /// The lock's new bytes.
-    pub bytes: Vec<u8>,
+    /// The lock's new content (written with [`crate::ledger::write_atomically`]).
+    pub ledger: Ledger,
     pub added_schemas: Vec<SchemaKey>,
     pub added_skills: Vec<SkillKey>,
-    /// Whether writing `bytes` would change the file (or create it).
+    /// Whether writing `ledger` would change the file (or create it).
     pub changed: bool,
 }
 
@@ -1022,11 +1024,10 @@ pub fn lock_update(release: Release) -> Result<LockUpdate, Vec<Finding>> {
     if !findings.is_empty() {
         return Err(findings);
     }
-    let bytes = ledger.to_bytes();
-    let changed = lock.content != Some(Digest::of_bytes(&bytes));
+    let changed = lock.content != Some(ledger.digest());
     Ok(LockUpdate {
         path: lock.path,
-        bytes,
+        ledger,
         added_schemas,
         added_skills,
         changed,

@@ -198,6 +198,17 @@ impl Ledger {
         Ok(())
     }
 
+    /// Hold each schema recorded with the same digest in `other` as `other`'s bytes,
+    /// dropping this ledger's copy: a lock and the workspace it records mostly hold the
+    /// same schemas, and each copy of 30,000 schemas is some 55 MB.
+    pub fn share_schemas(&mut self, other: &Ledger) {
+        for (key, entry) in &mut self.schemas {
+            if let Some(same) = other.schemas.get(key).filter(|o| o.digest == entry.digest) {
+                entry.jcs = Arc::clone(&same.jcs);
+            }
+        }
+    }
+
     /// The Skill Interface Document a skill entry describes, rebuilt from the entry and
     /// the schema entries it uses; `None` when a schema it uses is not recorded.
     pub fn document(&self, skill: &SkillEntry) -> Option<Document> {
@@ -244,48 +255,81 @@ impl Ledger {
     /// exists as one tree; a test checks they equal printing `to_json` whole.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        out.extend_from_slice(b"{\n  \"format\": ");
-        out.extend_from_slice(&serde_json::to_vec(FORMAT).expect("a string serializes"));
-        out.extend_from_slice(b",\n  \"schemas\": ");
-        pretty_list(&mut out, self.schemas.values().map(schema_json));
-        out.extend_from_slice(b",\n  \"skills\": ");
-        pretty_list(&mut out, self.skills.values().map(skill_json));
-        out.extend_from_slice(b"\n}\n");
+        self.write_to(&mut out)
+            .expect("writing to a Vec cannot fail");
         out
+    }
+
+    /// Write [`Ledger::to_bytes`] to `out` an entry at a time, never holding them all:
+    /// the lock of 10,000 skills is over 100 MB.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        out.write_all(b"{\n  \"format\": ")?;
+        out.write_all(&serde_json::to_vec(FORMAT).expect("a string serializes"))?;
+        out.write_all(b",\n  \"schemas\": ")?;
+        pretty_list(out, self.schemas.values().map(schema_json))?;
+        out.write_all(b",\n  \"skills\": ")?;
+        pretty_list(out, self.skills.values().map(skill_json))?;
+        out.write_all(b"\n}\n")
+    }
+
+    /// The SHA-256 of [`Ledger::to_bytes`], computed as they are written, not held.
+    pub fn digest(&self) -> Digest {
+        let mut hasher = sha2::Sha256::default();
+        self.write_to(&mut hasher).expect("hashing cannot fail");
+        Digest::of_hash(&sha2::Digest::finalize(hasher))
     }
 
     /// Parse and check a lock file. `display` names it in findings.
     pub fn parse(bytes: &[u8], display: &Path) -> Result<Ledger, Vec<Finding>> {
         // Each recorded schema is canonicalized as soon as it is read and kept only as
-        // its JCS bytes (in `canonical`, by entry index, with `null` in its place), so the
-        // lock never exists as one tree.
-        let mut canonical: BTreeMap<usize, Arc<[u8]>> = BTreeMap::new();
-        let mut keep_canonical = |path: &[String], value: Value| -> Value {
-            if let [schemas, i, schema] = path {
-                if schemas == "schemas"
-                    && schema == "schema"
-                    && (value.is_object() || value.is_boolean())
+        // its JCS bytes (in `canonical`, by entry index, with `null` in its place), and
+        // each entry of `schemas` and `skills` is read into its typed form as soon as it
+        // is parsed (`null` in its place too), so the lock never exists as one tree: at
+        // 10,000 skills the entries' trees alone were some 130 MB.
+        let mut r = Reader {
+            bytes,
+            display,
+            canonical: BTreeMap::new(),
+            read_schemas: BTreeMap::new(),
+            read_skills: BTreeMap::new(),
+            findings: Vec::new(),
+        };
+        let mut read_in_place = |path: &[String], value: Value| -> Value {
+            match path {
+                [list, i, schema]
+                    if list == "schemas"
+                        && schema == "schema"
+                        && (value.is_object() || value.is_boolean()) =>
                 {
                     if let Ok(i) = i.parse::<usize>() {
-                        canonical.insert(i, crate::digest::jcs(&value).into());
+                        r.canonical.insert(i, crate::digest::jcs(&value).into());
                         return Value::Null;
                     }
                 }
+                [list, i] if list == "schemas" => {
+                    if let Ok(i) = i.parse::<usize>() {
+                        let entry = r.schema_entry(&value, &format!("/schemas/{i}"), i);
+                        r.read_schemas.insert(i, entry);
+                        return Value::Null;
+                    }
+                }
+                [list, i] if list == "skills" => {
+                    if let Ok(i) = i.parse::<usize>() {
+                        let entry = r.skill_entry(&value, &format!("/skills/{i}"));
+                        r.read_skills.insert(i, entry);
+                        return Value::Null;
+                    }
+                }
+                _ => {}
             }
             value
         };
-        let value = crate::json::parse_with_hook(bytes, 3, &mut keep_canonical).map_err(|e| {
+        let value = crate::json::parse_with_hook(bytes, 3, &mut read_in_place).map_err(|e| {
             vec![lock_finding(
                 Location::file(display).with_position(e.line, e.column),
                 format!("the lock file is not valid I-JSON: {}", e.message),
             )]
         })?;
-        let mut r = Reader {
-            bytes,
-            display,
-            canonical,
-            findings: Vec::new(),
-        };
         let ledger = r.ledger(&value);
         if r.findings.is_empty() {
             Ok(ledger)
@@ -392,20 +436,20 @@ fn skill_json(s: &SkillEntry) -> Value {
 /// it there, one element at a time: `[]` when empty, else each element on its own lines
 /// indented by four spaces. (No JSON string holds a raw newline, so re-indenting by
 /// lines is exact.)
-fn pretty_list(out: &mut Vec<u8>, items: impl Iterator<Item = Value>) {
+fn pretty_list(out: &mut impl Write, items: impl Iterator<Item = Value>) -> std::io::Result<()> {
     let mut any = false;
     for item in items {
-        out.extend_from_slice(if any { b",\n    " } else { b"[\n    " });
+        out.write_all(if any { b",\n    " } else { b"[\n    " })?;
         any = true;
         let text = serde_json::to_vec_pretty(&item).expect("a Value always serializes");
         for (i, line) in text.split(|&b| b == b'\n').enumerate() {
             if i > 0 {
-                out.extend_from_slice(b"\n    ");
+                out.write_all(b"\n    ")?;
             }
-            out.extend_from_slice(line);
+            out.write_all(line)?;
         }
     }
-    out.extend_from_slice(if any { b"\n  ]" } else { b"[]" });
+    out.write_all(if any { b"\n  ]" } else { b"[]" })
 }
 
 fn conflict_message(c: &Conflict) -> String {
@@ -421,10 +465,15 @@ fn lock_finding(location: Location, message: String) -> Finding {
     )
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, flushed
-/// and renamed over `path`. A failure leaves the old file untouched and nothing behind.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    crate::atomic_file::replace(path, ".skillbundle-lock-", |file| file.write_all(bytes))
+/// Write `ledger`'s lock file to `path` atomically: streamed into a temporary file in
+/// the same directory, flushed and renamed over `path`. A failure leaves the old file
+/// untouched and nothing behind.
+pub fn write_atomically(path: &Path, ledger: &Ledger) -> std::io::Result<()> {
+    crate::atomic_file::replace(path, ".skillbundle-lock-", |file| {
+        let mut out = std::io::BufWriter::new(file);
+        ledger.write_to(&mut out)?;
+        out.flush()
+    })
 }
 
 /// The ledger entries a Skill Interface Document describes: the skill and its schemas.
@@ -471,6 +520,10 @@ struct Reader<'a> {
     display: &'a Path,
     /// The canonical bytes of `/schemas/<i>/schema`, read in place of the tree.
     canonical: BTreeMap<usize, Arc<[u8]>>,
+    /// `/schemas/<i>` and `/skills/<i>`, read as they were parsed (`None`: refused, with
+    /// the findings already recorded).
+    read_schemas: BTreeMap<usize, Option<SchemaEntry>>,
+    read_skills: BTreeMap<usize, Option<SkillEntry>>,
     findings: Vec<Finding>,
 }
 
@@ -592,6 +645,9 @@ impl Reader<'_> {
 
     fn ledger(&mut self, value: &Value) -> Ledger {
         let mut ledger = Ledger::default();
+        // What reading the entries found is reported only when the lock is one this
+        // version reads at all.
+        let entry_findings = std::mem::take(&mut self.findings);
         let Some(top) = self.object(value, "", &["format", "schemas", "skills"], &[]) else {
             return ledger;
         };
@@ -605,12 +661,16 @@ impl Reader<'_> {
             );
             return ledger;
         }
+        self.findings.extend(entry_findings);
         let mut first_at: BTreeMap<SchemaKey, String> = BTreeMap::new();
         // A refused schema entry is reported once, not again by every skill using it.
         let mut schemas_refused = false;
         for (i, v) in self.array(top, "", "schemas").iter().enumerate() {
             let p = format!("/schemas/{i}");
-            let entry = self.schema_entry(v, &p, i);
+            let entry = match self.read_schemas.remove(&i) {
+                Some(read) => read,
+                None => self.schema_entry(v, &p, i),
+            };
             schemas_refused |= entry.is_none();
             if let Some(entry) = entry {
                 let key = (entry.schema_uri.clone(), entry.version);
@@ -631,7 +691,11 @@ impl Reader<'_> {
         let mut first_skill: BTreeMap<SkillKey, String> = BTreeMap::new();
         for (i, v) in self.array(top, "", "skills").iter().enumerate() {
             let p = format!("/skills/{i}");
-            let Some(entry) = self.skill_entry(v, &p) else {
+            let read = match self.read_skills.remove(&i) {
+                Some(read) => read,
+                None => self.skill_entry(v, &p),
+            };
+            let Some(entry) = read else {
                 continue;
             };
             let key = (entry.skill_id.clone(), entry.skill_version);
@@ -1002,9 +1066,10 @@ mod tests {
     fn writes_atomically() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(LOCK_FILE);
-        write_atomically(&path, b"one").unwrap();
-        write_atomically(&path, b"two").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        write_atomically(&path, &Ledger::default()).unwrap();
+        write_atomically(&path, &sample()).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), sample().to_bytes());
+        assert_eq!(sample().digest(), Digest::of_bytes(&sample().to_bytes()));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }
