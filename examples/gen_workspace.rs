@@ -1,7 +1,7 @@
 //! Generate a synthetic skillbundle workspace of N skills, for benchmarks (`bench/run`).
 //!
 //! ```sh
-//! cargo run --release --example gen_workspace -- N DIR
+//! cargo run --release --example gen_workspace -- N DIR [--shape large]
 //! ```
 //!
 //! Writes `DIR/skillbundle.yaml` and `DIR/skills/skill-NNNNN/` for N skills. Each skill has
@@ -13,8 +13,12 @@
 //! suites in the format of the sourcemeta JSON Schema CLI's `jsonschema test` (`target`
 //! and `dataPath` relative to the test file), so the peer validates exactly the same files.
 //!
-//! The output depends only on N: every choice comes from a small PRNG seeded with the
-//! skill's index, so skill k is the same whatever N is. Every skill passes
+//! `--shape large` makes a second workload: each schema also gets an `attributes` object
+//! of 40 optional, typed properties (`$defs/attributes`, 6–12 KB a schema), and each schema
+//! four more examples (two valid with attributes, two invalid), so 24 per skill.
+//!
+//! The output depends only on N and the shape: every choice comes from a small PRNG
+//! seeded with the skill's index, so skill k is the same whatever N is. Every skill passes
 //! `skillbundle check`; the generator itself refuses (panics) if a schema falls outside
 //! 1–3 KB. DIR must not exist yet or be empty, so a stale workspace is never mixed in.
 //!
@@ -64,6 +68,7 @@ const AUTHORITY: &[&str] = &["observe_only", "recommend_only", "execute"];
 /// Everything that varies between skills, drawn once per skill.
 struct Skill {
     index: usize,
+    large: bool,
     dir: String,
     id: String,
     domain: &'static str,
@@ -77,11 +82,12 @@ struct Skill {
 }
 
 impl Skill {
-    fn new(index: usize) -> Skill {
+    fn new(index: usize, large: bool) -> Skill {
         let mut rng = Rng::new(index as u64);
         let lo = 3 + rng.below(3);
         Skill {
             index,
+            large,
             dir: format!("skill-{index:05}"),
             id: format!("bench_skill_{index:05}"),
             domain: rng.pick(DOMAINS),
@@ -437,6 +443,63 @@ authority: {{default_mode: {authority}, approval_may_be_required: {approval}}}
     }
 }
 
+/// Properties in the large shape's `$defs/attributes`.
+const ATTRIBUTES: usize = 40;
+
+/// The large shape's schema: an `attributes` member of [`ATTRIBUTES`] optional, typed
+/// properties, each with a description, declared in `$defs` and referenced.
+fn widen(schema: &mut Value) {
+    let properties: serde_json::Map<String, Value> = (0..ATTRIBUTES)
+        .map(|i| {
+            let description = format!("Synthetic attribute {i}: an optional, typed value the skill may use.");
+            let kind = match i % 5 {
+                0 => json!({"type": "string", "maxLength": 64, "description": description}),
+                1 => json!({"type": "integer", "minimum": 0, "maximum": 1_000_000, "description": description}),
+                2 => json!({"enum": ["low", "medium", "high", "critical"], "description": description}),
+                3 => json!({"type": "string", "format": "date-time", "description": description}),
+                _ => json!({"type": "boolean", "description": description}),
+            };
+            (format!("attr_{i:02}"), kind)
+        })
+        .collect();
+    schema["properties"]["attributes"] = json!({"$ref": "#/$defs/attributes"});
+    schema["$defs"]["attributes"] = json!({
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false
+    });
+}
+
+/// The large shape's four more examples, from the first valid one: two valid with
+/// attributes, one with an attribute of the wrong type, one with an unknown attribute.
+fn widen_examples(examples: &mut Vec<Example>, seed: u64) {
+    let base = examples[0].value.clone();
+    let with = |attributes: Value| {
+        let mut v = base.clone();
+        v["attributes"] = attributes;
+        v
+    };
+    let n = seed % 1000;
+    examples.push(Example::valid(
+        "with-attributes",
+        with(json!({"attr_00": "alpha", "attr_01": n, "attr_02": "high", "attr_04": true})),
+    ));
+    examples.push(Example::valid(
+        "with-more-attributes",
+        with(json!({"attr_03": "2026-08-11T12:00:01Z", "attr_05": "beta", "attr_11": n + 1, "attr_37": "low"})),
+    ));
+    examples.push(Example::invalid(
+        "attribute-wrong-type",
+        with(json!({"attr_01": "many"})),
+        Some(("type", "/attributes/attr_01")),
+    ));
+    examples.push(Example::invalid(
+        "attribute-unknown",
+        with(json!({"attr_99": 1})),
+        None,
+    ));
+}
+
 struct Example {
     stem: &'static str,
     valid: bool,
@@ -481,10 +544,10 @@ fn pretty(value: &Value) -> String {
     s
 }
 
-fn generate_skill(root: &Path, index: usize) {
-    let mut skill = Skill::new(index);
+fn generate_skill(root: &Path, index: usize, large: bool) {
+    let mut skill = Skill::new(index, large);
     let dir = root.join("skills").join(&skill.dir);
-    let roles: [(&str, &str, Value); 3] = [
+    let mut roles: [(&str, &str, Value); 3] = [
         ("input", "examples/input", skill.input_schema()),
         ("output", "examples/output", skill.output_schema()),
         (
@@ -493,16 +556,27 @@ fn generate_skill(root: &Path, index: usize) {
             skill.record_schema(),
         ),
     ];
-    let examples = [
+    let mut examples = [
         skill.input_examples(),
         skill.output_examples(),
         skill.record_examples(),
     ];
+    if skill.large {
+        for (role, examples) in roles.iter_mut().zip(&mut examples) {
+            widen(&mut role.2);
+            widen_examples(examples, skill.rng.next());
+        }
+    }
+    let (low, high) = if skill.large {
+        (6_000, 12_000)
+    } else {
+        (1000, 3000)
+    };
     for ((name, examples_dir, schema), examples) in roles.iter().zip(examples) {
         let text = pretty(schema);
         assert!(
-            (1000..=3000).contains(&text.len()),
-            "{} {name}: the schema is {} bytes, outside 1-3 KB",
+            (low..=high).contains(&text.len()),
+            "{} {name}: the schema is {} bytes, outside {low}-{high} bytes",
             skill.dir,
             text.len()
         );
@@ -543,7 +617,19 @@ fn generate_skill(root: &Path, index: usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let large = match args.iter().position(|a| a == "--shape") {
+        Some(i) if args.get(i + 1).map(String::as_str) == Some("large") => {
+            args.drain(i..i + 2);
+            true
+        }
+        Some(i) if args.get(i + 1).map(String::as_str) == Some("standard") => {
+            args.drain(i..i + 2);
+            false
+        }
+        Some(_) => usage(),
+        None => false,
+    };
     let (n, root) = match args.as_slice() {
         [n, dir] => match n.replace('_', "").parse::<usize>() {
             Ok(n) if n > 0 => (n, PathBuf::from(dir)),
@@ -571,12 +657,14 @@ fn main() {
         ),
     );
     for index in 0..n {
-        generate_skill(&root, index);
+        generate_skill(&root, index, large);
     }
     println!("{n} skills in {}", root.display());
 }
 
 fn usage() -> ! {
-    eprintln!("usage: gen_workspace N DIR   (N > 0 skills; DIR new or empty)");
+    eprintln!(
+        "usage: gen_workspace N DIR [--shape standard|large]   (N > 0 skills; DIR new or empty)"
+    );
     std::process::exit(2);
 }
