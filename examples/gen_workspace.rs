@@ -648,12 +648,20 @@ fn main() {
         );
         std::process::exit(2);
     }
+    // The large shape is about 45 KB per skill on disk: past 5,000 skills that is more
+    // than the default workspace size limit (256 MiB), which such a vendor raises.
+    let limits = if large {
+        "limits: {max_workspace_bytes: 4294967296}\n"
+    } else {
+        ""
+    };
     write(
         &root.join("skillbundle.yaml"),
         format!(
-            "# Synthetic benchmark workspace: {n} skills (cargo run --release --example gen_workspace -- {n} DIR)\n\
+            "# Synthetic benchmark workspace: {n} skills (cargo run --release --example gen_workspace -- {n} DIR{shape})\n\
              bundle: {{name: bench-{n}, version: \"1.0.0\"}}\n\
-             "
+             {limits}",
+            shape = if large { " --shape large" } else { "" },
         ),
     );
     for index in 0..n {
