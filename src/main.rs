@@ -76,7 +76,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return output::finish(output::clap_exit(&e)),
+        Err(e) => return render::finish(output::clap_exit(&e)),
     };
     let format = cli.format;
     render::set_quiet(cli.quiet);
@@ -108,5 +108,5 @@ fn main() -> ExitCode {
         #[cfg(feature = "oci")]
         Command::Pull(args) => pull::run(format, args),
     };
-    output::finish(status)
+    render::finish(status)
 }

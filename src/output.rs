@@ -7,7 +7,6 @@
 //! is reported as `io_error` on stderr with exit status 2, since the output the caller
 //! asked for was not delivered.
 
-use crate::render;
 use serde::Serialize;
 use skillbundle::finding::{Code, Finding, Location};
 use std::io::{self, Write};
@@ -75,30 +74,25 @@ pub fn clap_exit(e: &clap::Error) -> ExitCode {
     status
 }
 
-/// The exit status of the run, once stdout is flushed: `status` when every write
-/// succeeded or the reader closed the pipe, 2 (with an `io_error` on stderr) when a
-/// write failed otherwise.
-pub fn finish(status: ExitCode) -> ExitCode {
+/// Flush stdout and say whether the output was delivered: `None` when every write
+/// succeeded or the reader closed the pipe, else the `io_error` finding to report (on
+/// stderr, by the caller, with exit status 2), since the output the caller asked for was
+/// not delivered.
+pub fn finish() -> Option<Finding> {
     if let Err(e) = io::stdout().lock().flush() {
         remember(e);
     }
     let failure = FAILED.lock().ok().and_then(|mut f| f.take());
     match failure {
-        None => status,
-        Some(e) if e.kind() == io::ErrorKind::BrokenPipe => status,
-        Some(e) => {
-            let f = Finding::new(
+        None => None,
+        Some(e) if e.kind() == io::ErrorKind::BrokenPipe => None,
+        Some(e) => Some(
+            Finding::new(
                 Code::Io,
                 format!("cannot write to standard output: {e}"),
                 Location::default(),
             )
-            .with_help("the command's output is incomplete: rerun it with stdout on a file or pipe that can take it");
-            let _ = writeln!(
-                io::stderr().lock(),
-                "{}",
-                render::human(&f, render::use_color())
-            );
-            ExitCode::from(2)
-        }
+            .with_help("the command's output is incomplete: rerun it with stdout on a file or pipe that can take it"),
+        ),
     }
 }

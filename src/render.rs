@@ -518,3 +518,16 @@ pub fn diff_lines(d: &skillbundle::evolution::Diff) -> Vec<String> {
     }
     lines
 }
+
+/// The exit status of the run once stdout is flushed ([`output::finish`]): `status`,
+/// or 2 with the `io_error` on stderr when the output could not be delivered.
+pub fn finish(status: std::process::ExitCode) -> std::process::ExitCode {
+    match output::finish() {
+        None => status,
+        Some(f) => {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "{}", human(&f, use_color()));
+            std::process::ExitCode::from(2)
+        }
+    }
+}
