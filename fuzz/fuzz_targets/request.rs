@@ -77,9 +77,9 @@ fuzz_target!(|data: &[u8]| {
         5 => {
             for id in &ids {
                 let kind = bundle
-                    .interface(id)
-                    .and_then(|d| d.pointer("/supporting_record_schemas/0/kind"))
-                    .and_then(Value::as_str)
+                    .document(id)
+                    .and_then(|d| d.records().first())
+                    .and_then(|r| r.kind.as_deref())
                     .unwrap_or("none");
                 check(bundle.check_record(id, kind, &value));
             }

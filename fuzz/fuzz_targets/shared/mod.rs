@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use skillbundle::bundle::{self, Bundle, TrustedKeys};
-use skillbundle::interface::Interface;
+use skillbundle::interface::Document;
 use skillbundle::interface_schema::InterfaceSchema;
 use skillbundle::keys::SigningKeyPair;
 use std::collections::BTreeMap;
@@ -36,7 +36,7 @@ pub fn fixture() -> &'static Fixture {
         );
         let ws = checked.workspace.as_ref().unwrap();
         let schema = InterfaceSchema::packaged().unwrap();
-        let interfaces: Vec<&Interface> = checked.skills.iter().map(|s| &s.interface).collect();
+        let interfaces: Vec<&Document> = checked.skills.iter().map(|s| &s.interface).collect();
         let mut contents = bundle::contents(
             &ws.manifest.bundle.name,
             &ws.manifest.bundle.version,
