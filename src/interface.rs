@@ -3,7 +3,8 @@
 //! The draft has the agent "assemble and validate before advertisement": combine the
 //! domain schemas with the standard structure, validate against the trusted Skill
 //! Interface Schema, then compute the interface_digest over the JCS bytes of the whole
-//! document. The same [`check_document`] runs at build time and again when an agent
+//! document. The same checks ([`Document::check`] on what was assembled,
+//! [`Document::read`] on what was received) run at build time and again when an agent
 //! loads a bundle, so a document is never trusted just because a file says so.
 
 use crate::digest::{write_jcs, Digest};

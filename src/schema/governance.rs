@@ -133,6 +133,67 @@ mod tests {
         }
     }
 
+    fn lazily(schema: &Value, patterns: &PatternCache) -> Result<Governed, Vec<Finding>> {
+        let canonical: Arc<[u8]> = crate::digest::jcs(schema).into();
+        govern_lazily(
+            schema,
+            canonical,
+            DRAFT_2020_12,
+            &Limits::default(),
+            patterns,
+        )
+    }
+
+    #[test]
+    fn lazily_governed_schemas_are_refused_for_what_only_compiling_would_find() {
+        let patterns = PatternCache::new();
+        for (schema, pointer) in [
+            (
+                json!({"properties": {"a": {"format": "no-such-format"}}}),
+                "/properties/a/format",
+            ),
+            (
+                json!({"properties": {"a": {"pattern": "(("}}}),
+                "/properties/a/pattern",
+            ),
+            (
+                json!({"$defs": {"d": {"patternProperties": {"[": true}}}}),
+                "/$defs/d/patternProperties/[",
+            ),
+            (json!({"type": "no-such-type"}), "/type"),
+        ] {
+            let findings = lazily(&schema, &patterns).expect_err("refused");
+            assert_eq!(findings[0].code, Code::SchemaInvalid, "{schema}");
+            assert_eq!(
+                findings[0].location.pointer.as_deref(),
+                Some(pointer),
+                "{schema}: {findings:?}"
+            );
+            // What govern (compiling at once) says about the same schema: refused too.
+            assert!(govern(&schema, DRAFT_2020_12, &Limits::default(), &patterns).is_err());
+        }
+        // A probe's verdict is remembered: the same bad pattern elsewhere, same answer.
+        let again = json!({"items": {"pattern": "(("}});
+        assert_eq!(
+            lazily(&again, &patterns).unwrap_err()[0]
+                .location
+                .pointer
+                .as_deref(),
+            Some("/items/pattern")
+        );
+    }
+
+    #[test]
+    fn a_lazily_governed_schema_compiles_on_first_use_only() {
+        let schema = json!({"type": "object", "properties": {"at": {"type": "string", "format": "date-time", "pattern": "^2"}}});
+        let governed = lazily(&schema, &PatternCache::new()).unwrap();
+        assert!(!governed.is_compiled());
+        let validator = governed.validator().unwrap();
+        assert!(validator.is_valid(&json!({"at": "2026-08-11T12:00:01Z"})));
+        assert!(!validator.is_valid(&json!({"at": "yesterday"})));
+        assert!(governed.is_compiled());
+    }
+
     #[test]
     fn every_step_runs_before_compiling() {
         assert!(codes(&json!({"type": "object"})).is_empty());
