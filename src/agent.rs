@@ -224,9 +224,15 @@ impl Bundle {
             ));
         }
         if let Some(wanted) = interface_hint {
-            let Some(target) = self.skills.values().map(|s| &s.document).find(|d| {
-                crate::a2a::interface_id(&d.skill_id, &d.skill_version.to_string()) == wanted
-            }) else {
+            // `<skill_id>@<skill_version>`: the skill is found by its id, not by a scan.
+            let target = wanted
+                .rsplit_once('@')
+                .and_then(|(id, _)| self.skills.get(id))
+                .map(|s| &s.document)
+                .filter(|d| {
+                    crate::a2a::interface_id(&d.skill_id, &d.skill_version.to_string()) == wanted
+                });
+            let Some(target) = target else {
                 return Err(ErrorObject::new(
                     Condition::SkillNotAdvertised,
                     stage,

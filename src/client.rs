@@ -309,15 +309,7 @@ pub fn verify_describe_response(
     let limits = crate::schema::limits::Limits::default();
     let patterns = crate::schema::validator::PatternCache::new();
     let mut governed = Vec::new();
-    for (i, reference) in typed.schemas().iter().enumerate() {
-        let pointer = match i {
-            0 => "/input_schema".to_string(),
-            1 => "/output_schema".to_string(),
-            _ => format!("/supporting_record_schemas/{}/schema_reference", i - 2),
-        };
-        let inline = document
-            .pointer(&format!("{pointer}/resolution/schema"))
-            .unwrap_or(&Value::Null);
+    for (reference, pointer, inline) in typed.inline_schemas(document) {
         let schema = crate::schema::govern_lazily(
             inline,
             Arc::clone(&reference.jcs),
@@ -328,18 +320,19 @@ pub fn verify_describe_response(
         .map_err(|f| governance_error(&pointer, &first_finding(f)))?;
         governed.push(schema);
     }
-    let records = typed
-        .records()
-        .iter()
-        .map(|r| r.kind.clone().unwrap_or_default())
-        .zip(governed.drain(2..))
-        .collect();
+    // A read document has an input and an output reference, then its records.
     let mut governed = governed.into_iter();
     let (Some(input), Some(output)) = (governed.next(), governed.next()) else {
         return Err(invalid(
             "the returned document lacks an input or output schema",
         ));
     };
+    let records = typed
+        .records()
+        .iter()
+        .map(|r| r.kind.clone().unwrap_or_default())
+        .zip(governed)
+        .collect();
     Ok(VerifiedInterface {
         skill_id: advertised.skill_id.clone(),
         skill_version: advertised.skill_version.clone(),

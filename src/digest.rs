@@ -166,7 +166,7 @@ pub struct Digest(String);
 impl Digest {
     /// The digest of raw bytes.
     pub fn of_bytes(bytes: &[u8]) -> Digest {
-        Digest(format!("sha256:{}", hex(&Sha256::digest(bytes))))
+        Digest::of_hash(&Sha256::digest(bytes))
     }
 
     /// The digest whose SHA-256 is `hash` (32 bytes, from a hasher the caller fed).
@@ -180,7 +180,7 @@ impl Digest {
         for part in parts {
             hasher.update(part);
         }
-        Digest(format!("sha256:{}", hex(&hasher.finalize())))
+        Digest::of_hash(&hasher.finalize())
     }
 
     /// The digest of a JSON value's JCS bytes.

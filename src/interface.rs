@@ -201,6 +201,32 @@ impl Document {
         &self.schemas
     }
 
+    /// The JSON Pointer of the `index`th Schema Reference (input, output, then the
+    /// records) in a document's value.
+    pub fn reference_pointer(index: usize) -> String {
+        match index {
+            0 => "/input_schema".into(),
+            1 => "/output_schema".into(),
+            i => format!("/supporting_record_schemas/{}/schema_reference", i - 2),
+        }
+    }
+
+    /// Each Schema Reference with its pointer and its inline schema as found in `value`,
+    /// the value this document was [`read`](Document::read) from (governance walks the
+    /// tree; the document keeps only the bytes).
+    pub fn inline_schemas<'d, 'v>(
+        &'d self,
+        value: &'v Value,
+    ) -> impl Iterator<Item = (&'d SchemaReference, String, &'v Value)> {
+        self.schemas.iter().enumerate().map(move |(i, reference)| {
+            let pointer = Document::reference_pointer(i);
+            let inline = value
+                .pointer(&format!("{pointer}/resolution/schema"))
+                .unwrap_or(&Value::Null);
+            (reference, pointer, inline)
+        })
+    }
+
     /// Append the document's JCS bytes, each inline schema's canonical bytes spliced in
     /// (none is canonicalized again). Members in RFC 8785 order (all ASCII names):
     /// authority, input_schema, interaction, interface_version, output_schema, skill_id,
@@ -292,34 +318,23 @@ impl Document {
             }
             parsed
         };
-        let mut refs: Vec<(Role, Option<String>, String, &Value)> = vec![
-            (
-                Role::Input,
-                None,
-                "/input_schema".into(),
-                &document["input_schema"],
-            ),
-            (
-                Role::Output,
-                None,
-                "/output_schema".into(),
-                &document["output_schema"],
-            ),
-        ];
         let records = document.get("supporting_record_schemas");
-        for (i, record) in records
+        let record_kinds = records
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .enumerate()
-        {
-            refs.push((
-                Role::Record,
-                Some(text(record, "kind")),
-                format!("/supporting_record_schemas/{i}/schema_reference"),
-                &record["schema_reference"],
-            ));
-        }
+            .map(|record| (Role::Record, Some(text(record, "kind"))));
+        let refs: Vec<(Role, Option<String>, String, &Value)> =
+            [(Role::Input, None), (Role::Output, None)]
+                .into_iter()
+                .chain(record_kinds)
+                .enumerate()
+                .map(|(i, (role, kind))| {
+                    let pointer = Document::reference_pointer(i);
+                    let reference = document.pointer(&pointer).unwrap_or(&Value::Null);
+                    (role, kind, pointer, reference)
+                })
+                .collect();
         let inlines: Vec<&Value> = refs.iter().map(|r| &r.3["resolution"]["schema"]).collect();
         let (bytes, spans) = crate::digest::jcs_marking(document, &inlines);
         let mut schemas = Vec::new();

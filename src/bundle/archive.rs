@@ -378,9 +378,7 @@ fn scan_tar(
                 "entry {n} is followed by non-zero padding"
             )));
         }
-        let digest = format!("sha256:{}", crate::digest::hex(&hasher.finalize()))
-            .parse()
-            .expect("a SHA-256 digest in its canonical form");
+        let digest = Digest::of_hash(&hasher.finalize());
         count += 1;
         previous = Some(path.clone());
         visit(Entry {

@@ -730,7 +730,7 @@ fn load_skill(
         ));
     }
     let mut governed = Vec::new();
-    for (reference, pointer) in document.schemas().iter().zip(reference_pointers(&document)) {
+    for (reference, pointer, inline) in document.inline_schemas(&value) {
         if reference.dialect != DEFAULT_DIALECT {
             findings.push(Finding::new(
                 Code::InterfaceInvalid,
@@ -742,9 +742,6 @@ fn load_skill(
             ));
             continue;
         }
-        let inline = value
-            .pointer(&format!("{pointer}/resolution/schema"))
-            .unwrap_or(&Value::Null);
         // The same governance as at build time, with the draft's default limits: a
         // bundle from elsewhere, signed or not, is not trusted to have passed it. The
         // validator is compiled when a request first needs it.
@@ -770,16 +767,6 @@ fn load_skill(
         document,
         schemas: governed,
     })
-}
-
-/// The JSON Pointer of each of a document's Schema References, in document order.
-fn reference_pointers(document: &Document) -> impl Iterator<Item = String> {
-    ["/input_schema".to_string(), "/output_schema".to_string()]
-        .into_iter()
-        .chain(
-            (0..document.records().len())
-                .map(|i| format!("/supporting_record_schemas/{i}/schema_reference")),
-        )
 }
 
 #[derive(Deserialize)]
