@@ -174,15 +174,6 @@ impl Digest {
         Digest(format!("sha256:{}", hex(hash)))
     }
 
-    /// The digest of `parts` joined, without joining them.
-    pub fn of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Digest {
-        let mut hasher = Sha256::new();
-        for part in parts {
-            hasher.update(part);
-        }
-        Digest::of_hash(&hasher.finalize())
-    }
-
     /// The digest of a JSON value's JCS bytes.
     pub fn of_value(value: &Value) -> Digest {
         Digest::of_bytes(&jcs(value))

@@ -572,12 +572,11 @@ pub fn check(
     skills: &[CheckedSkill],
     options: &Options,
 ) -> (Vec<Finding>, Option<Release>) {
-    let mut lock = match lock {
+    let lock = match lock {
         Ok(l) => l,
         Err(f) => return (f, None),
     };
     let current = workspace_ledger(skills);
-    lock.ledger.share_schemas(&current);
     let mut findings = Vec::new();
     let merged;
     let baseline = match &options.previous {

@@ -111,10 +111,179 @@ pub fn parse_with_hook(
     hook_depth: usize,
     hook: Hook<'_>,
 ) -> Result<Value, JsonError> {
+    parse_nested_with_hook(bytes, 0, hook_depth, hook)
+}
+
+/// [`parse_with_hook`] for a value that sits inside `outer_depth` containers of a larger
+/// text (an element [`split_arrays`] handed over): the nesting limit counts from the
+/// larger text's root, so the value is accepted exactly when it would be in place.
+pub fn parse_nested_with_hook(
+    bytes: &[u8],
+    outer_depth: usize,
+    hook_depth: usize,
+    hook: Hook<'_>,
+) -> Result<Value, JsonError> {
     let text = utf8(bytes)?;
-    let mut p = Parser::new(text, DEFAULT_MAX_DEPTH, None);
+    let mut p = Parser::new(text, DEFAULT_MAX_DEPTH.saturating_sub(outer_depth), None);
     p.hook = Some((hook_depth, hook));
     p.document()
+}
+
+/// Read a JSON text from `reader` a chunk at a time and split off each element of the
+/// arrays that are members, named in `split`, of its root object: `element` gets the
+/// index into `split`, the element's index in its array and the element's text, and
+/// returns whether to go on. `seen` gets every chunk as it is read. What is returned is
+/// the rest of the text with `null` in each element's place (the *skeleton*).
+///
+/// This only cuts text; it does not judge it. Each cut falls outside strings, at a `,`
+/// or bracket of the split array, so the text is the skeleton with each `null` replaced
+/// by its element: when the skeleton and every element parse, the text parses to the
+/// same value. `Ok(None)` when the text cannot be cut that way (an unterminated string,
+/// unbalanced brackets, an empty element, `element` said stop); the caller then parses
+/// the whole text, which says what is wrong and where. A file of hundreds of megabytes is
+/// so read without ever being in memory whole.
+pub fn split_arrays(
+    reader: &mut impl std::io::Read,
+    split: &[&str],
+    seen: &mut dyn FnMut(&[u8]),
+    element: &mut dyn FnMut(usize, usize, Vec<u8>) -> bool,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut s = Splitter {
+        split,
+        skeleton: Vec::new(),
+        depth: 0,
+        in_string: false,
+        escape: false,
+        key: None,
+        last_key: None,
+        splitting: None,
+        elem: Vec::new(),
+        count: 0,
+    };
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        seen(&buf[..n]);
+        if !s.feed(&buf[..n], element) {
+            return Ok(None);
+        }
+    }
+    let complete = s.depth == 0 && !s.in_string && s.splitting.is_none();
+    Ok(complete.then_some(s.skeleton))
+}
+
+/// The state of [`split_arrays`] between chunks.
+struct Splitter<'s> {
+    split: &'s [&'s str],
+    skeleton: Vec<u8>,
+    /// Containers open (of any kind: a mismatch is the parsers' to find).
+    depth: usize,
+    in_string: bool,
+    escape: bool,
+    /// A string being read directly inside the root container (a member name, or a
+    /// value): its raw bytes.
+    key: Option<Vec<u8>>,
+    /// Which of `split` the last such string named, if any.
+    last_key: Option<usize>,
+    /// Inside a split array (at depth 2): which one.
+    splitting: Option<usize>,
+    /// The current element's text so far, and how many came before it.
+    elem: Vec<u8>,
+    count: usize,
+}
+
+impl Splitter<'_> {
+    /// Take `chunk`; `false` when the text cannot be split (see [`split_arrays`]).
+    fn feed(
+        &mut self,
+        chunk: &[u8],
+        element: &mut dyn FnMut(usize, usize, Vec<u8>) -> bool,
+    ) -> bool {
+        // Bytes are copied a run at a time, into the element while splitting, else into
+        // the skeleton: `run` is where the current run began.
+        let mut run = 0;
+        for (i, &b) in chunk.iter().enumerate() {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    if let Some(key) = self.key.take() {
+                        self.last_key = self.split.iter().position(|s| s.as_bytes() == key);
+                    }
+                    continue;
+                }
+                // Longer than any name to split on is enough to tell it from them.
+                if let Some(key) = self.key.as_mut().filter(|k| k.len() <= 64) {
+                    key.push(b);
+                }
+                continue;
+            }
+            match b {
+                b'"' => {
+                    self.in_string = true;
+                    if self.depth == 1 && self.splitting.is_none() {
+                        self.key = Some(Vec::new());
+                    }
+                }
+                b'[' if self.depth == 1 && self.splitting.is_none() && self.last_key.is_some() => {
+                    self.skeleton.extend_from_slice(&chunk[run..=i]);
+                    run = i + 1;
+                    self.depth = 2;
+                    self.splitting = self.last_key.take();
+                    self.count = 0;
+                }
+                b'{' | b'[' => self.depth += 1,
+                b',' | b']' if self.depth == 2 && self.splitting.is_some() => {
+                    self.elem.extend_from_slice(&chunk[run..i]);
+                    run = i + 1;
+                    let text = std::mem::take(&mut self.elem);
+                    if text
+                        .iter()
+                        .all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+                    {
+                        // Only `[]` (with any whitespace) has no element.
+                        if b != b']' || self.count > 0 {
+                            return false;
+                        }
+                    } else {
+                        let which = self.splitting.unwrap_or_default();
+                        if !element(which, self.count, text) {
+                            return false;
+                        }
+                        self.skeleton.extend_from_slice(b"null");
+                        self.count += 1;
+                    }
+                    self.skeleton.push(b);
+                    if b == b']' {
+                        self.splitting = None;
+                        self.depth = 1;
+                    }
+                }
+                b'}' | b']' => {
+                    if self.depth == 0 || (self.depth == 2 && self.splitting.is_some()) {
+                        return false;
+                    }
+                    self.depth -= 1;
+                }
+                _ => {}
+            }
+        }
+        let rest = &chunk[run..];
+        if self.splitting.is_some() {
+            self.elem.extend_from_slice(rest);
+        } else {
+            self.skeleton.extend_from_slice(rest);
+        }
+        true
+    }
 }
 
 /// The 1-based line and column where the value at `pointer` starts in `bytes`, if the
@@ -617,6 +786,72 @@ mod tests {
         // Strictness is unchanged: a duplicate key deep inside is still refused.
         let mut keep = |_: &[String], v: Value| v;
         assert!(parse_with_hook(br#"{"a": [{"s": {"x": 1, "x": 2}}]}"#, 3, &mut keep).is_err());
+    }
+
+    /// Split `text` (read `step` bytes at a time) on `a` and `b`, and put it back
+    /// together: `Some` when the skeleton and every element parse.
+    fn split_and_rejoin(text: &[u8], step: usize) -> Option<Value> {
+        struct Trickle<'a>(&'a [u8], usize);
+        impl std::io::Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.1.min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut seen = Vec::new();
+        let mut elements: Vec<(usize, usize, Value)> = Vec::new();
+        let mut parsed_all = true;
+        let skeleton = split_arrays(
+            &mut Trickle(text, step),
+            &["a", "b"],
+            &mut |chunk| seen.extend_from_slice(chunk),
+            &mut |list, i, t| {
+                let mut keep = |_: &[String], v: Value| v;
+                match parse_nested_with_hook(&t, 2, 0, &mut keep) {
+                    Ok(v) => elements.push((list, i, v)),
+                    Err(_) => parsed_all = false,
+                }
+                parsed_all
+            },
+        )
+        .unwrap();
+        if skeleton.is_some() {
+            assert_eq!(seen, text, "every byte is seen");
+        }
+        let mut value = parse(&skeleton?).ok()?;
+        for (list, i, v) in elements {
+            let slot = &mut value[["a", "b"][list]][i];
+            assert_eq!(*slot, Value::Null);
+            *slot = v;
+        }
+        Some(value)
+    }
+
+    proptest::proptest! {
+        /// Cutting never changes what a text means: whenever the pieces parse, the
+        /// whole parses to the value they make together — also for broken texts.
+        #[test]
+        fn splitting_agrees_with_parsing_the_whole(
+            a in proptest::collection::vec("[ -~]{0,6}", 0..4),
+            b in proptest::collection::vec(0i64..100, 0..4),
+            pretty: bool,
+            cut in 0usize..200,
+            insert in proptest::sample::select(vec!["", ",", "]", "[", "\"", "\\", "{", "}", " ", "null"]),
+            step in 1usize..9,
+        ) {
+            let doc = json!({"a": a.iter().map(|s| json!({"s": s, "l": [s]})).collect::<Vec<_>>(), "b": b, "c": ["x"]});
+            let mut text = if pretty { serde_json::to_vec_pretty(&doc) } else { serde_json::to_vec(&doc) }.unwrap();
+            let intact = split_and_rejoin(&text, step);
+            proptest::prop_assert_eq!(intact.as_ref(), Some(&doc));
+            let at = cut % (text.len() + 1);
+            text.splice(at..at, insert.bytes());
+            let whole = parse(&text).ok();
+            if let Some(rejoined) = split_and_rejoin(&text, step) {
+                proptest::prop_assert_eq!(whole, Some(rejoined));
+            }
+        }
     }
 
     fn err(text: &str) -> JsonError {

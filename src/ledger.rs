@@ -198,14 +198,13 @@ impl Ledger {
         Ok(())
     }
 
-    /// Hold each schema recorded with the same digest in `other` as `other`'s bytes,
-    /// dropping this ledger's copy: a lock and the workspace it records mostly hold the
-    /// same schemas, and each copy of 30,000 schemas is some 55 MB.
-    pub fn share_schemas(&mut self, other: &Ledger) {
-        for (key, entry) in &mut self.schemas {
-            if let Some(same) = other.schemas.get(key).filter(|o| o.digest == entry.digest) {
-                entry.jcs = Arc::clone(&same.jcs);
-            }
+    /// Hold `reference`'s canonical bytes as this ledger's copy when it records the same
+    /// schema (identity and digest): a lock and the workspace it records mostly hold the
+    /// same schemas, and at 10,000 skills with large schemas each copy is some 200 MB.
+    pub fn share(&self, reference: &mut SchemaReference) {
+        let recorded = self.schema(&reference.schema_uri, reference.version);
+        if let Some(same) = recorded.filter(|s| s.digest == reference.digest) {
+            reference.jcs = Arc::clone(&same.jcs);
         }
     }
 
@@ -286,14 +285,7 @@ impl Ledger {
         // each entry of `schemas` and `skills` is read into its typed form as soon as it
         // is parsed (`null` in its place too), so the lock never exists as one tree: at
         // 10,000 skills the entries' trees alone were some 130 MB.
-        let mut r = Reader {
-            bytes,
-            display,
-            canonical: BTreeMap::new(),
-            read_schemas: BTreeMap::new(),
-            read_skills: BTreeMap::new(),
-            findings: Vec::new(),
-        };
+        let mut r = Reader::new(bytes, display);
         let mut read_in_place = |path: &[String], value: Value| -> Value {
             match path {
                 [list, i, schema]
@@ -339,28 +331,186 @@ impl Ledger {
     }
 
     /// Read `root/skillbundle.lock`; an absent file is an empty ledger.
+    ///
+    /// The file is read a piece at a time ([`Ledger::read_streamed`]): the lock of 10,000
+    /// skills with large schemas is some 400 MB, more than a build may hold besides
+    /// everything else. Only when that finds something to report is the file read whole
+    /// and parsed by [`Ledger::parse`], which says what and where; so the findings are
+    /// those of one reader, whichever path a file takes.
     pub fn load(root: &Path) -> Result<LockFile, Vec<Finding>> {
         let path = root.join(LOCK_FILE);
-        match std::fs::read(&path) {
-            Ok(bytes) => {
-                let ledger = Ledger::parse(&bytes, &path)?;
-                Ok(LockFile {
-                    path,
-                    content: Some(lf_digest(&bytes)),
-                    ledger,
-                })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(LockFile {
-                path,
-                content: None,
-                ledger: Ledger::default(),
-            }),
-            Err(e) => Err(vec![Finding::at_file(
+        let io_finding = |e: std::io::Error| {
+            vec![Finding::at_file(
                 Code::Io,
                 format!("cannot read the lock file: {e}"),
                 &path,
-            )]),
+            )]
+        };
+        let streamed = match std::fs::File::open(&path) {
+            Ok(mut file) => Ledger::read_streamed(&mut file, &path).map_err(io_finding)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(LockFile {
+                    path,
+                    content: None,
+                    ledger: Ledger::default(),
+                })
+            }
+            Err(e) => return Err(io_finding(e)),
+        };
+        let (ledger, content) = match streamed {
+            Some(read) => read,
+            None => {
+                let bytes = std::fs::read(&path).map_err(io_finding)?;
+                (Ledger::parse(&bytes, &path)?, lf_digest(&bytes))
+            }
+        };
+        Ok(LockFile {
+            path,
+            content: Some(content),
+            ledger,
+        })
+    }
+
+    /// Read a lock file from `file` without holding it: each entry of `schemas` and
+    /// `skills` is cut out as it arrives ([`crate::json::split_arrays`]), and batches of
+    /// entries are parsed, checked and reduced to their typed form in parallel, exactly as
+    /// [`Ledger::parse`] reads them in place. Returns the ledger and the file's
+    /// [`lf_digest`]; `None` when anything would be reported (the caller then asks
+    /// [`Ledger::parse`] what), so this path only ever accepts what that one accepts.
+    fn read_streamed(
+        file: &mut impl std::io::Read,
+        display: &Path,
+    ) -> std::io::Result<Option<(Ledger, Digest)>> {
+        use rayon::prelude::*;
+        /// Entries are read in batches of about this many bytes of text.
+        const BATCH: usize = 4 << 20;
+        const LISTS: [&str; 2] = ["schemas", "skills"];
+        let mut hasher = LfDigest::default();
+        let mut batch: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        let mut batch_bytes = 0;
+        let mut r = Reader::new(b"", display);
+        let mut counts = [0usize; 2];
+        let mut refused = false;
+        let mut run_batch = |batch: &mut Vec<(usize, usize, Vec<u8>)>, r: &mut Reader| -> bool {
+            let read: Vec<_> = batch
+                .par_drain(..)
+                .map(|(list, i, text)| (list, i, read_entry(list == 0, i, &text, display)))
+                .collect();
+            for (list, i, entry) in read {
+                match entry {
+                    Some(Entry::Schema(e)) => _ = r.read_schemas.insert(i, Some(e)),
+                    Some(Entry::Skill(e)) => _ = r.read_skills.insert(i, Some(e)),
+                    None => return false,
+                }
+                counts[list] += 1;
+            }
+            true
+        };
+        let skeleton = crate::json::split_arrays(
+            file,
+            &LISTS,
+            &mut |chunk| hasher.update(chunk),
+            &mut |list, i, text| {
+                batch_bytes += text.len();
+                batch.push((list, i, text));
+                if batch_bytes >= BATCH {
+                    batch_bytes = 0;
+                    refused |= !run_batch(&mut batch, &mut r);
+                }
+                !refused
+            },
+        )?;
+        let Some(skeleton) = skeleton else {
+            return Ok(None);
+        };
+        if !run_batch(&mut batch, &mut r) {
+            return Ok(None);
         }
+        let Ok(value) = crate::json::parse(&skeleton) else {
+            return Ok(None);
+        };
+        // Every entry must have been cut out (a list named with an escape in its name is
+        // not, and is left to the whole-file reader).
+        for (list, name) in LISTS.iter().enumerate() {
+            let cut = value
+                .get(name)
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.len() == counts[list] && a.iter().all(Value::is_null));
+            if !cut {
+                return Ok(None);
+            }
+        }
+        let ledger = r.ledger(&value);
+        Ok(r.findings.is_empty().then(|| (ledger, hasher.finish())))
+    }
+}
+
+/// A lock entry read on its own.
+enum Entry {
+    Schema(SchemaEntry),
+    Skill(SkillEntry),
+}
+
+/// Entry `i` of the lock's `schemas` (or `skills`) list, from its text; `None` when
+/// anything about it would be reported.
+fn read_entry(schema: bool, i: usize, text: &[u8], display: &Path) -> Option<Entry> {
+    let mut r = Reader::new(b"", display);
+    let mut canonical = None;
+    let mut read_in_place = |path: &[String], value: Value| -> Value {
+        if schema && path == ["schema"] && (value.is_object() || value.is_boolean()) {
+            canonical = Some(crate::digest::jcs(&value).into());
+            return Value::Null;
+        }
+        value
+    };
+    // The entry sits in the root object's list: two containers deep.
+    let value = crate::json::parse_nested_with_hook(text, 2, 1, &mut read_in_place).ok()?;
+    if let Some(jcs) = canonical {
+        r.canonical.insert(i, jcs);
+    }
+    let entry = if schema {
+        r.schema_entry(&value, "", i).map(Entry::Schema)
+    } else {
+        r.skill_entry(&value, "").map(Entry::Skill)
+    };
+    entry.filter(|_| r.findings.is_empty())
+}
+
+/// The SHA-256 of bytes given a piece at a time, each CRLF read as LF (a CR that ends a
+/// piece waits for the next one).
+#[derive(Default)]
+struct LfDigest {
+    hasher: sha2::Sha256,
+    cr: bool,
+}
+
+impl LfDigest {
+    fn update(&mut self, piece: &[u8]) {
+        use sha2::Digest as _;
+        if std::mem::take(&mut self.cr) && piece.first() != Some(&b'\n') {
+            self.hasher.update(b"\r");
+        }
+        let mut start = 0;
+        while let Some(at) = piece[start..].windows(2).position(|w| w == b"\r\n") {
+            self.hasher.update(&piece[start..start + at]);
+            start += at + 1;
+        }
+        let rest = &piece[start..];
+        match rest.strip_suffix(b"\r") {
+            Some(before) => {
+                self.hasher.update(before);
+                self.cr = true;
+            }
+            None => self.hasher.update(rest),
+        }
+    }
+
+    fn finish(mut self) -> Digest {
+        use sha2::Digest as _;
+        if self.cr {
+            self.hasher.update(b"\r");
+        }
+        Digest::of_hash(&self.hasher.finalize())
     }
 }
 
@@ -377,14 +527,9 @@ pub struct LockFile {
 
 /// The SHA-256 of `bytes` with every CRLF read as LF, without copying them.
 pub fn lf_digest(bytes: &[u8]) -> Digest {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    while let Some(at) = bytes[start..].windows(2).position(|w| w == b"\r\n") {
-        parts.push(&bytes[start..start + at]);
-        start += at + 1;
-    }
-    parts.push(&bytes[start..]);
-    Digest::of_parts(parts)
+    let mut d = LfDigest::default();
+    d.update(bytes);
+    d.finish()
 }
 
 /// A schema entry as the lock writes it (the schema's members in JCS order, as parsed
@@ -527,7 +672,18 @@ struct Reader<'a> {
     findings: Vec<Finding>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], display: &'a Path) -> Self {
+        Reader {
+            bytes,
+            display,
+            canonical: BTreeMap::new(),
+            read_schemas: BTreeMap::new(),
+            read_skills: BTreeMap::new(),
+            findings: Vec::new(),
+        }
+    }
+
     fn fail(&mut self, pointer: &str, message: impl Into<String>) {
         let mut loc = Location::file(self.display).with_pointer(pointer);
         if let Some((l, c)) = crate::json::locate(self.bytes, pointer) {
@@ -1060,6 +1216,83 @@ mod tests {
         let f = refused(|v| v["extra"] = json!(1));
         assert!(f[0].message.contains("unknown member"));
         assert!(Ledger::parse(b"{\"format\": 1,", Path::new("l")).is_err());
+    }
+
+    /// Gives its bytes `step` at a time, so state carries across reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(buf.len()).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn streamed(bytes: &[u8], step: usize) -> Option<(Ledger, Digest)> {
+        Ledger::read_streamed(&mut Trickle(bytes, step), Path::new("l")).unwrap()
+    }
+
+    #[test]
+    fn a_streamed_read_agrees_with_the_whole_file_reader() {
+        let bytes = sample().to_bytes();
+        let crlf = String::from_utf8(bytes.clone())
+            .unwrap()
+            .replace('\n', "\r\n")
+            .into_bytes();
+        for text in [&bytes, &crlf] {
+            for step in [1, 2, 7, 1 << 20] {
+                let (ledger, digest) = streamed(text, step).expect("read streamed");
+                assert_eq!(ledger, Ledger::parse(text, Path::new("l")).unwrap());
+                assert_eq!(digest, lf_digest(&bytes));
+            }
+        }
+        let empty = Ledger::default().to_bytes();
+        assert_eq!(streamed(&empty, 3).unwrap().0, Ledger::default());
+        // Whatever the whole-file reader refuses, the streamed one leaves to it.
+        let edits: [fn(&mut Value); 6] = [
+            |v| v["schemas"][0]["digest"] = json!("sha256:XYZ"),
+            |v| {
+                let dup = v["schemas"][0].clone();
+                v["schemas"].as_array_mut().unwrap().push(dup);
+            },
+            |v| v["schemas"][1]["schema"] = json!({"type": "string"}),
+            |v| v["skills"][0]["authority"]["default_mode"] = json!("execute"),
+            |v| v["format"] = json!("skillbundle-lock/9"),
+            |v| v["extra"] = json!([1]),
+        ];
+        for edit in edits {
+            let mut v = sample().to_json();
+            edit(&mut v);
+            let text = serde_json::to_vec_pretty(&v).unwrap();
+            assert!(Ledger::parse(&text, Path::new("l")).is_err());
+            assert!(streamed(&text, 5).is_none());
+        }
+        for text in [
+            &b"{\"format\": 1,"[..],
+            b"{\"format\": \"skillbundle-lock/1\", \"schemas\": [,], \"skills\": []}",
+            b"{\"format\": \"skillbundle-lock/1\", \"schemas\": [], \"skills\": [1,]}",
+            b"\xef\xbb\xbf{\"format\": \"skillbundle-lock/1\", \"schemas\": [], \"skills\": []}",
+        ] {
+            assert!(
+                streamed(text, 4).is_none(),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        // A list named through an escape is not cut out: left to the whole-file reader,
+        // which accepts it.
+        let escaped = String::from_utf8(bytes.clone()).unwrap().replacen(
+            "\"schemas\"",
+            "\"sch\\u0065mas\"",
+            1,
+        );
+        assert!(streamed(escaped.as_bytes(), 9).is_none());
+        assert_eq!(
+            Ledger::parse(escaped.as_bytes(), Path::new("l")).unwrap(),
+            sample()
+        );
     }
 
     #[test]
