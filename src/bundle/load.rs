@@ -59,6 +59,7 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Nesting allowed in a loaded document: the inline schemas' own limit (64) plus the
@@ -66,6 +67,11 @@ use std::sync::{Arc, OnceLock};
 const MAX_DOCUMENT_DEPTH: usize = 80;
 /// Nesting allowed in manifest.json and the card fragment (flat files).
 const MAX_MANIFEST_DEPTH: usize = 16;
+/// How many bytes of documents may wait, read but not yet loaded. Inflating is faster
+/// than loading, so without a bound the reading thread queued nearly every document of a
+/// large bundle (some 200 MB at 10,000 skills) before the workers caught up; at the
+/// bound it loads queued documents itself.
+const MAX_QUEUED_BYTES: usize = 8 << 20;
 /// The largest `manifest.json` read, decided from its tar header before a byte of it is
 /// decompressed. A manifest lists about 1.2 KB and 25 values per skill (measured on
 /// generated bundles: 1,219,778 bytes and 25,016 values for 1,000 skills), so 16 MiB is
@@ -332,6 +338,7 @@ impl Bundle {
         let differently =
             || archive::ArchiveError::invalid("the archive read differently the second time");
         let mut seen = 0;
+        let queued = AtomicUsize::new(0);
         let keep = |path: &str, _| {
             if is_layout_path(path) {
                 Ok(archive::Disposition::Keep)
@@ -347,17 +354,28 @@ impl Bundle {
                     return Err(differently());
                 }
                 let data = entry.data.unwrap_or_default();
-                let (results, patterns, parsed, fragment) =
-                    (&results, &patterns, &parsed, &fragment);
+                while queued.load(Ordering::Acquire) > MAX_QUEUED_BYTES {
+                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                        std::thread::yield_now();
+                    }
+                }
+                let len = data.len();
+                queued.fetch_add(len, Ordering::AcqRel);
+                let (results, patterns, parsed, fragment, queued) =
+                    (&results, &patterns, &parsed, &fragment, &queued);
                 if entry.path == CARD_FRAGMENT_PATH {
                     scope.spawn(move |_| {
                         let _ = fragment.set(check_fragment(parsed, &data));
+                        queued.fetch_sub(len, Ordering::AcqRel);
                     });
                 } else if let Some(&i) = slots.get(entry.path.as_str()) {
                     scope.spawn(move |_| {
                         let _ =
                             results[i].set(load_skill(schema, patterns, &parsed.skills[i], data));
+                        queued.fetch_sub(len, Ordering::AcqRel);
                     });
+                } else {
+                    queued.fetch_sub(len, Ordering::AcqRel);
                 }
                 Ok(())
             })
