@@ -111,21 +111,35 @@ fn header(path: &str, size: u64, mtime: u64) -> std::io::Result<tar::Header> {
     Ok(header)
 }
 
-/// Write `entries` (path → bytes) as a deterministic `.tar.gz` to `out`.
-pub fn write<'a, W: Write>(
+/// Write `entries` (path → bytes) as a deterministic `.tar.gz` to `out`, sorted by
+/// path. Each entry's bytes are asked for ([`Content::bytes`]) only when it is written,
+/// so a caller can make them one at a time.
+pub fn write<'a, W: Write, C: Content>(
     out: W,
-    entries: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    entries: impl IntoIterator<Item = (&'a str, C)>,
     mtime: u64,
 ) -> std::io::Result<W> {
     let mut tar = tar::Builder::new(gzip_encoder(out));
     tar.mode(tar::HeaderMode::Deterministic);
-    let mut sorted: Vec<(&str, &[u8])> = entries.into_iter().collect();
+    let mut sorted: Vec<(&str, C)> = entries.into_iter().collect();
     sorted.sort_by(|a, b| a.0.cmp(b.0));
-    for (path, data) in sorted {
-        tar.append(&header(path, data.len() as u64, mtime)?, data)?;
+    for (path, content) in sorted {
+        let data = content.bytes();
+        tar.append(&header(path, data.len() as u64, mtime)?, &data[..])?;
     }
     let gz = tar.into_inner()?;
     gz.finish()
+}
+
+/// An entry's content for [`write`]: bytes, or something that makes them when asked.
+pub trait Content {
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]>;
+}
+
+impl Content for &[u8] {
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Borrowed(self)
+    }
 }
 
 /// The ten bytes of gzip header [`write`] starts every archive with.

@@ -109,30 +109,59 @@ fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
     }
 }
 
-/// Everything that goes into a bundle, in memory: path → bytes.
-///
-/// An interface document's file is its [`Document::jcs`], written here from the typed
-/// document (which holds its schemas' bytes, not its own).
+/// Everything that goes into a bundle: path → content.
 #[derive(Debug, Clone)]
-pub struct Contents {
-    pub files: BTreeMap<String, Arc<[u8]>>,
+pub struct Contents<'a> {
+    pub files: BTreeMap<String, Body<'a>>,
     /// The manifest without signatures (what signatures cover, as JCS).
     pub manifest: Value,
 }
 
+/// A bundle file's content: bytes, or an interface document, whose file is its
+/// [`Document::jcs`] written only when the file is. A document holds its schemas' bytes,
+/// not its own; holding every document's bytes as well held each schema twice (some
+/// 200 MB more for 10,000 skills with large schemas).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body<'a> {
+    Bytes(Arc<[u8]>),
+    Document(&'a Document),
+}
+
+impl Body<'_> {
+    /// The file's bytes (a document's are written out here, each time).
+    pub fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        match self {
+            Body::Bytes(b) => std::borrow::Cow::Borrowed(b),
+            Body::Document(d) => std::borrow::Cow::Owned(d.jcs()),
+        }
+    }
+}
+
+impl archive::Content for &Body<'_> {
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        Body::bytes(self)
+    }
+}
+
+impl From<Vec<u8>> for Body<'_> {
+    fn from(bytes: Vec<u8>) -> Self {
+        Body::Bytes(bytes.into())
+    }
+}
+
 /// Assemble the bundle files for a set of interfaces and the card fragment.
-pub fn contents(
+pub fn contents<'a>(
     name: &str,
     version: &str,
     interface_schema_digest: &Digest,
-    interfaces: &[&Document],
+    interfaces: &[&'a Document],
     card_fragment: &Value,
-) -> Contents {
+) -> Contents<'a> {
     let mut files = BTreeMap::new();
     let mut skills = Vec::new();
-    for interface in interfaces {
+    for &interface in interfaces {
         let skill = ManifestSkill::of(interface);
-        files.insert(skill.file.clone(), interface.jcs().into());
+        files.insert(skill.file.clone(), Body::Document(interface));
         skills.push(skill);
     }
     let fragment = stable_pretty(card_fragment);
@@ -183,10 +212,7 @@ pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Finding> {
 /// Write `files` as a `.tar.gz` at `dest` atomically: into a temporary file in the same
 /// directory, flushed to disk, then renamed over `dest`. A failure at any point leaves
 /// whatever was at `dest` before untouched and no temporary file behind.
-pub fn write_atomically(
-    dest: &Path,
-    files: &BTreeMap<String, Arc<[u8]>>,
-) -> std::io::Result<PathBuf> {
+pub fn write_atomically(dest: &Path, files: &BTreeMap<String, Body>) -> std::io::Result<PathBuf> {
     if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
         remove_stale_temporaries(dir);
     }
@@ -194,7 +220,7 @@ pub fn write_atomically(
         let out = std::io::BufWriter::new(file);
         let mut out = archive::write(
             out,
-            files.iter().map(|(k, v)| (k.as_str(), &v[..])),
+            files.iter().map(|(k, v)| (k.as_str(), v)),
             archive::source_date_epoch(),
         )?;
         out.flush()

@@ -45,7 +45,7 @@ pub fn signatures(manifest: &Value, keys: &[SigningKeyPair]) -> Vec<JwsSignature
 /// Sign the bundle's manifest with `keys` and rewrite `manifest.json` with the
 /// signatures added. `contents.manifest` stays the unsigned manifest. With no keys the
 /// contents are left unchanged (an unsigned bundle).
-pub fn sign(contents: &mut Contents, keys: &[SigningKeyPair]) {
+pub fn sign(contents: &mut Contents<'_>, keys: &[SigningKeyPair]) {
     if keys.is_empty() {
         return;
     }
@@ -75,7 +75,7 @@ mod tests {
     use serde_json::json;
     use std::collections::BTreeMap;
 
-    fn contents() -> Contents {
+    fn contents() -> Contents<'static> {
         let manifest = json!({"format": "skillbundle/1", "bundle": {"name": "n", "version": "1"}});
         let mut files = BTreeMap::new();
         files.insert(MANIFEST_PATH.to_string(), stable_pretty(&manifest).into());
@@ -101,7 +101,7 @@ mod tests {
         sign(&mut two, &[a.clone(), b.clone()]);
         assert_eq!(one.files, two.files);
         let written: Value =
-            crate::json::parse(&one.files[MANIFEST_PATH]).expect("signed manifest is JSON");
+            crate::json::parse(&one.files[MANIFEST_PATH].bytes()).expect("signed manifest is JSON");
         let sigs: Vec<JwsSignature> = serde_json::from_value(written[SIGNATURES].clone()).unwrap();
         assert_eq!(sigs.len(), 2);
         let trusted: Vec<PublicKey> = vec![b.public_key()];

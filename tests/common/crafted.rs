@@ -38,7 +38,7 @@ pub fn fixture() -> &'static Fixture {
             files: contents
                 .files
                 .into_iter()
-                .map(|(path, bytes)| (path, bytes.to_vec()))
+                .map(|(path, body)| (path, body.bytes().to_vec()))
                 .collect(),
             key,
         };

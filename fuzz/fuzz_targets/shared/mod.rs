@@ -49,7 +49,7 @@ pub fn fixture() -> &'static Fixture {
         let files: BTreeMap<String, Vec<u8>> = contents
             .files
             .into_iter()
-            .map(|(path, bytes)| (path, bytes.to_vec()))
+            .map(|(path, body)| (path, body.bytes().to_vec()))
             .collect();
         let archive = pack(&files);
         let tar = gunzip(&archive);
