@@ -312,7 +312,7 @@ pub fn verify_describe_response(
     for (reference, pointer, inline) in typed.inline_schemas(document) {
         let schema = crate::schema::govern_lazily(
             inline,
-            Arc::clone(&reference.jcs),
+            reference.jcs.clone(),
             &reference.dialect,
             &limits,
             &patterns,

@@ -732,7 +732,7 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
             version,
             dialect: cur.dialect.clone(),
             digest: cur.digest.clone(),
-            jcs: std::sync::Arc::clone(&cur.jcs),
+            jcs: cur.jcs.clone(),
         };
         let skill_id = &skill.interface.skill_id;
         let skill_version = skill.interface.skill_version;

@@ -10,10 +10,10 @@
 use crate::digest::{write_jcs, Digest};
 use crate::interface_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::manifest::{Authority, Interaction, SkillManifest};
+use crate::schema_bytes::SchemaBytes;
 use crate::version::Version;
 use crate::workspace::Role;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 /// The skill id the draft reserves for interface retrieval.
 pub const DESCRIBE_SKILL: &str = "describe_skill";
@@ -34,7 +34,7 @@ pub struct SchemaReference {
     pub dialect: String,
     pub digest: Digest,
     /// The inline schema's canonical (JCS) bytes; `digest` is their SHA-256.
-    pub jcs: Arc<[u8]>,
+    pub jcs: SchemaBytes,
 }
 
 impl SchemaReference {
@@ -63,7 +63,7 @@ impl SchemaReference {
         version: Version,
         dialect: String,
         digest: Digest,
-        jcs: Arc<[u8]>,
+        jcs: SchemaBytes,
     ) -> Self {
         SchemaReference {
             role,
@@ -78,7 +78,7 @@ impl SchemaReference {
 
     /// The inline schema as a value (parsed from its canonical bytes).
     pub fn schema(&self) -> Value {
-        parse_canonical(&self.jcs)
+        parse_canonical(&self.jcs.bytes())
     }
 
     /// Append this reference's JCS bytes, as it appears in a Skill Interface Document,
@@ -91,7 +91,7 @@ impl SchemaReference {
         out.extend_from_slice(b",\"digest\":");
         write_jcs(&json!(self.digest.as_str()), out);
         out.extend_from_slice(b",\"resolution\":{\"schema\":");
-        out.extend_from_slice(&self.jcs);
+        out.extend_from_slice(&self.jcs.bytes());
         out.extend_from_slice(b",\"type\":\"inline\"},\"schema_uri\":");
         write_jcs(&json!(self.schema_uri), out);
         out.extend_from_slice(b",\"version\":");
@@ -201,6 +201,15 @@ impl Document {
         &self.schemas
     }
 
+    /// The same document holding its schemas packed ([`SchemaBytes::packed`]): what a
+    /// loaded bundle keeps.
+    pub fn packed(mut self) -> Document {
+        for s in &mut self.schemas {
+            s.jcs = s.jcs.packed();
+        }
+        self
+    }
+
     /// The JSON Pointer of the `index`th Schema Reference (input, output, then the
     /// records) in a document's value.
     pub fn reference_pointer(index: usize) -> String {
@@ -278,7 +287,7 @@ impl Document {
 
     /// The document's JCS bytes: the bundle's `interfaces/<skill_id>.json`.
     pub fn jcs(&self) -> Vec<u8> {
-        let size: usize = self.schemas.iter().map(|s| s.jcs.len() + 256).sum();
+        let size: usize = self.schemas.iter().map(|s| s.jcs.held() + 256).sum();
         let mut out = Vec::with_capacity(size + 512);
         self.write_jcs(&mut out);
         out
@@ -339,11 +348,11 @@ impl Document {
         let (bytes, spans) = crate::digest::jcs_marking(document, &inlines);
         let mut schemas = Vec::new();
         for ((role, kind, pointer, reference), span) in refs.into_iter().zip(spans) {
-            let canonical: Arc<[u8]> = match span {
+            let canonical: SchemaBytes = match span {
                 Some(span) => bytes[span].into(),
                 None => crate::digest::jcs(&reference["resolution"]["schema"]).into(),
             };
-            let actual = Digest::of_bytes(&canonical);
+            let actual = Digest::of_bytes(&canonical.bytes());
             let declared = text(reference, "digest");
             if declared != actual.as_str() {
                 problems.push(DocumentProblem {

@@ -22,6 +22,7 @@ use crate::finding::{Code, Finding, Location};
 use crate::interface::{Document, SchemaReference};
 use crate::interface_schema::INTERFACE_VERSION;
 use crate::manifest::{Authority, DefaultMode, Interaction, ResponseMode};
+use crate::schema_bytes::SchemaBytes;
 use crate::version::Version;
 use crate::workspace::Role;
 use serde_json::{json, Map, Value};
@@ -45,7 +46,7 @@ pub struct SchemaEntry {
     /// The schema's canonical (JCS) bytes; `digest` is their SHA-256. Bytes, not a tree:
     /// the lock of 10,000 skills holds 30,000 schemas, and as trees they took more than a
     /// gigabyte. [`SchemaEntry::schema`] parses one when a comparison needs it.
-    pub jcs: Arc<[u8]>,
+    pub jcs: SchemaBytes,
 }
 
 impl SchemaEntry {
@@ -63,7 +64,7 @@ impl SchemaEntry {
 
     /// The schema as a value (parsed from its canonical bytes, members in JCS order).
     pub fn schema(&self) -> Value {
-        crate::interface::parse_canonical(&self.jcs)
+        crate::interface::parse_canonical(&self.jcs.bytes())
     }
 }
 
@@ -204,7 +205,7 @@ impl Ledger {
     pub fn share(&self, reference: &mut SchemaReference) {
         let recorded = self.schema(&reference.schema_uri, reference.version);
         if let Some(same) = recorded.filter(|s| s.digest == reference.digest) {
-            reference.jcs = Arc::clone(&same.jcs);
+            reference.jcs = same.jcs.clone();
         }
     }
 
@@ -221,7 +222,7 @@ impl Ledger {
                 s.version,
                 s.dialect.clone(),
                 s.digest.clone(),
-                Arc::clone(&s.jcs),
+                s.jcs.clone(),
             ));
         }
         Document::new(
@@ -631,7 +632,7 @@ fn entries_of(document: &Document) -> (SkillEntry, Vec<SchemaEntry>) {
             version: r.version,
             dialect: r.dialect.clone(),
             digest: r.digest.clone(),
-            jcs: Arc::clone(&r.jcs),
+            jcs: r.jcs.clone(),
         })
         .collect();
     let uses = document
@@ -947,12 +948,14 @@ impl<'a> Reader<'a> {
             );
             return None;
         }
+        // Held packed (see crate::schema_bytes): a lock records every schema ever
+        // published, and only those a new version is compared with are read again.
         Some(SchemaEntry {
             schema_uri: schema_uri?,
             version: version?,
             dialect: dialect?,
             digest,
-            jcs,
+            jcs: SchemaBytes::from(jcs).packed(),
         })
     }
 

@@ -50,6 +50,7 @@ pub mod python;
 #[cfg(feature = "oci")]
 pub mod registry;
 pub mod schema;
+pub mod schema_bytes;
 pub mod shared_schemas;
 pub mod version;
 pub mod workspace;

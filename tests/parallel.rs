@@ -113,7 +113,7 @@ fn spliced_documents_are_canonical() {
         for reference in interface.schemas() {
             assert_eq!(
                 skillbundle::digest::jcs(&reference.schema()),
-                &*reference.jcs
+                &*reference.jcs.bytes()
             );
             assert_eq!(
                 skillbundle::digest::Digest::of_value(&reference.schema()),

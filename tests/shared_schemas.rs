@@ -28,7 +28,7 @@ fn a_shared_file_is_embedded_with_an_absolute_id_and_the_ref_rewritten() {
     assert_eq!(checked.skills.len(), 2);
     for skill in &checked.skills {
         let input = &skill.schemas[0].reference;
-        let schema: Value = serde_json::from_slice(&input.jcs).unwrap();
+        let schema: Value = serde_json::from_slice(&input.jcs.bytes()).unwrap();
         assert_eq!(schema["$defs"][URN]["$id"], URN, "{schema:#}");
         assert!(schema["$defs"][URN]["$defs"]["interface-name"].is_object());
         let text = schema.to_string();
@@ -37,7 +37,7 @@ fn a_shared_file_is_embedded_with_an_absolute_id_and_the_ref_rewritten() {
     }
     // The example that must fail fails through the shared definition (minLength 1).
     let port = &checked.skills[0];
-    let input: Value = serde_json::from_slice(&port.schemas[0].reference.jcs).unwrap();
+    let input: Value = serde_json::from_slice(&port.schemas[0].reference.jcs.bytes()).unwrap();
     assert_eq!(
         input["properties"]["interface"]["$ref"],
         format!("{URN}#/$defs/interface-name")

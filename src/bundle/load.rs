@@ -60,7 +60,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// Nesting allowed in a loaded document: the inline schemas' own limit (64) plus the
 /// few levels of the standard structure around them.
@@ -717,6 +717,8 @@ fn load_skill(
             })
             .collect::<Vec<_>>()
     })?;
+    // Kept packed from here on (see crate::schema_bytes); the validators share the bytes.
+    let document = document.packed();
     let mut findings = Vec::new();
     if document.digest != entry.interface_digest {
         findings.push(Finding::new(
@@ -765,7 +767,7 @@ fn load_skill(
         // validator is compiled when a request first needs it.
         match crate::schema::govern_lazily(
             inline,
-            Arc::clone(&reference.jcs),
+            reference.jcs.clone(),
             &reference.dialect,
             &Limits::default(),
             patterns,

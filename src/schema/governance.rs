@@ -25,8 +25,8 @@ use super::limits::{self, Limits};
 use super::validator::{self, Governed, PatternCache, Validator};
 use super::{closure, dialect};
 use crate::finding::{Code, Finding, Location};
+use crate::schema_bytes::SchemaBytes;
 use serde_json::Value;
-use std::sync::Arc;
 
 /// Check `schema` as the dialect `dialect` under `limits`, then compile it, sharing
 /// compiled patterns through `patterns`. Findings carry only a JSON Pointer into
@@ -46,7 +46,7 @@ pub fn govern(
 /// what is kept, not the tree.
 pub fn govern_lazily(
     schema: &Value,
-    canonical: Arc<[u8]>,
+    canonical: SchemaBytes,
     dialect: &str,
     limits: &Limits,
     patterns: &PatternCache,
@@ -134,7 +134,7 @@ mod tests {
     }
 
     fn lazily(schema: &Value, patterns: &PatternCache) -> Result<Governed, Vec<Finding>> {
-        let canonical: Arc<[u8]> = crate::digest::jcs(schema).into();
+        let canonical = crate::digest::jcs(schema).into();
         govern_lazily(
             schema,
             canonical,

@@ -23,6 +23,7 @@
 use super::limits::first_beyond_depth;
 use super::walk::SchemaTree;
 use crate::finding::{Code, Finding, Location};
+use crate::schema_bytes::SchemaBytes;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, Retrieve, Uri, ValidationError};
 use serde::Serialize;
@@ -105,13 +106,13 @@ impl PatternCache {
 /// validator is built the first time [`Governed::validator`] is called, once.
 #[derive(Debug)]
 pub struct Governed {
-    canonical: Arc<[u8]>,
+    canonical: SchemaBytes,
     patterns: PatternCache,
     compiled: OnceLock<Result<Validator, Finding>>,
 }
 
 impl Governed {
-    pub(super) fn new(canonical: Arc<[u8]>, patterns: &PatternCache) -> Self {
+    pub(super) fn new(canonical: SchemaBytes, patterns: &PatternCache) -> Self {
         Governed {
             canonical,
             patterns: patterns.clone(),
@@ -125,7 +126,7 @@ impl Governed {
         self.compiled
             .get_or_init(|| {
                 // Bytes governance canonicalized, within its depth limit: they parse.
-                let schema = crate::json::parse_with_depth(&self.canonical, MAX_NESTING)
+                let schema = crate::json::parse_with_depth(&self.canonical.bytes(), MAX_NESTING)
                     .map_err(|_| too_deep("the schema", String::new()))?;
                 compile(&schema, &self.patterns).map_err(|mut f| f.swap_remove(0))
             })
