@@ -333,7 +333,7 @@ impl Ledger {
 
     /// Read `root/skillbundle.lock`; an absent file is an empty ledger.
     ///
-    /// The file is read a piece at a time ([`Ledger::read_streamed`]): the lock of 10,000
+    /// The file is read a piece at a time (`Ledger::read_streamed`): the lock of 10,000
     /// skills with large schemas is some 400 MB, more than a build may hold besides
     /// everything else. Only when that finds something to report is the file read whole
     /// and parsed by [`Ledger::parse`], which says what and where; so the findings are

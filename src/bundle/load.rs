@@ -29,10 +29,11 @@
 //! findings keep manifest order, and the loaded bundle is the same whatever the threads),
 //! starting as the second pass over the archive decompresses each document.
 //!
-//! What stays in memory is the typed documents (each schema as its canonical bytes, no
-//! trees) and, once compiled, the validators in use: compiling every schema up front
-//! cost three quarters of `verify`'s memory at 10,000 skills (1.6 GB) for validators an
-//! agent mostly never calls.
+//! What stays in memory is the typed documents (each schema as its canonical bytes,
+//! packed — see [`crate::schema_bytes`] — never a tree) and, once compiled, the
+//! validators in use: compiling every schema up front cost three quarters of `verify`'s
+//! memory at 10,000 skills (1.6 GB) for validators an agent mostly never calls. At most
+//! `MAX_QUEUED_BYTES` of read documents wait for a worker.
 //!
 //! Any failure refuses the whole bundle: [`Bundle::open`] returns every finding and no
 //! partial bundle. `manifest.json` is authenticated as a JSON *value* (its JCS bytes are
