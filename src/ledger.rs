@@ -488,6 +488,9 @@ struct LfDigest {
 impl LfDigest {
     fn update(&mut self, piece: &[u8]) {
         use sha2::Digest as _;
+        if piece.is_empty() {
+            return;
+        }
         if std::mem::take(&mut self.cr) && piece.first() != Some(&b'\n') {
             self.hasher.update(b"\r");
         }
@@ -1105,6 +1108,12 @@ mod tests {
         assert_ne!(lf_digest(b"{\r  \"a\": 1\n}\n"), lf);
         assert_eq!(lf_digest(b"\r\r\n"), Digest::of_bytes(b"\r\n"));
         assert_eq!(lf_digest(b""), Digest::of_bytes(b""));
+        // Given in pieces, a CR at a piece's end waits for what follows (even nothing).
+        let mut d = LfDigest::default();
+        for piece in [&b"a\r"[..], b"", b"\nb\r"] {
+            d.update(piece);
+        }
+        assert_eq!(d.finish(), Digest::of_bytes(b"a\nb\r"));
     }
 
     #[test]
