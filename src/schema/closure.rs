@@ -71,7 +71,26 @@ impl Default for Rules {
 
 /// [`check`] with a choice of rules.
 pub fn check_with(schema: &Value, rules: Rules) -> Vec<Finding> {
-    Analysis::run(schema, rules).findings
+    analyze(schema, rules).findings
+}
+
+/// What one walk of a schema's references finds: [`check_with`]'s findings and
+/// [`ref_chains`]'s chains (which the rules do not change), for a caller that needs both
+/// without resolving every reference twice.
+#[derive(Debug)]
+pub struct Closure {
+    pub findings: Vec<Finding>,
+    pub chains: RefChains,
+}
+
+/// [`check_with`] and [`ref_chains`] from one analysis.
+pub fn analyze(schema: &Value, rules: Rules) -> Closure {
+    let analysis = Analysis::run(schema, rules);
+    let chains = analysis.chains();
+    Closure {
+        findings: analysis.findings,
+        chains,
+    }
 }
 
 /// The reference chains of a schema, for the resource limits.
@@ -92,7 +111,7 @@ pub struct RefChains {
 /// the number of references and always terminates (a cycle is reported, not followed).
 /// References that do not resolve are ignored here; [`check`] reports them.
 pub fn ref_chains(schema: &Value) -> RefChains {
-    Analysis::run(schema, Rules::V1_0).chains()
+    analyze(schema, Rules::V1_0).chains
 }
 
 /// A schema resource: the root, or a subschema with `$id`.

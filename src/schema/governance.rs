@@ -99,12 +99,15 @@ fn check(
             Location::default().with_pointer(""),
         )]);
     }
-    let over = limits::check_schema(schema, limits);
+    // One analysis of the references gives the limits their chains and the closure
+    // check its findings (resolving every reference twice was ~5% of loading a bundle).
+    let closure = closure::analyze(schema, rules);
+    let over = limits::check_schema_with(schema, limits, &closure.chains);
     if !over.is_empty() {
         return Err(over);
     }
     let mut problems = dialect::check(schema, dialect);
-    problems.extend(closure::check_with(schema, rules));
+    problems.extend(closure.findings);
     if !problems.is_empty() {
         return Err(problems);
     }

@@ -72,6 +72,16 @@ fn exceeded(what: &str, kind: &str, field: &str, pointer: String) -> Finding {
 /// reference counts, pattern lengths, reference-chain depth and reference cycles. Each
 /// finding points at the first place that crosses its limit.
 pub fn check_schema(schema: &Value, limits: &Limits) -> Vec<Finding> {
+    check_schema_with(schema, limits, &closure::ref_chains(schema))
+}
+
+/// [`check_schema`] with the schema's reference chains already measured (governance
+/// takes them from the closure analysis it runs anyway).
+pub(crate) fn check_schema_with(
+    schema: &Value,
+    limits: &Limits,
+    chains: &closure::RefChains,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     if serialized_len(schema, limits.max_schema_bytes) > limits.max_schema_bytes {
         findings.push(exceeded(
@@ -142,9 +152,8 @@ pub fn check_schema(schema: &Value, limits: &Limits) -> Vec<Finding> {
         }
     }
     drop(tree);
-    let chains = closure::ref_chains(schema);
     if chains.longest > limits.max_ref_depth {
-        let at = chains.longest_from.unwrap_or_default();
+        let at = chains.longest_from.clone().unwrap_or_default();
         findings.push(exceeded(
             "a reference chain",
             "reference depth",
@@ -152,7 +161,7 @@ pub fn check_schema(schema: &Value, limits: &Limits) -> Vec<Finding> {
             at,
         ));
     }
-    if let Some(at) = chains.cycle {
+    if let Some(at) = chains.cycle.clone() {
         findings.push(
             Finding::new(
                 Code::ResourceLimitExceeded,

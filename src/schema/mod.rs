@@ -9,8 +9,10 @@
 //! column.
 //!
 //! Order matters for hostile input, so callers do not run the checks themselves:
-//! [`govern`] is the only way a schema is compiled — [`limits::check_schema`] first,
-//! then [`dialect::check`], [`closure::check`], [`validator::probe`] and
+//! [`govern`] is the only way a schema is compiled — [`limits::check_schema`] first
+//! (its reference chains taken from the one [`closure::analyze`] walk, whose findings
+//! are reported after the limits'), then [`dialect::check`], [`closure::check`],
+//! [`validator::probe`] and
 //! [`validator::compile`] (which validates against the meta-schema) — or, with
 //! [`govern_lazily`], the meta-schema now and the compile on first use. The limit, dialect and closure walks are
 //! iterative and safe on any nesting; compiling and meta-validating recurse, so

@@ -329,6 +329,11 @@ pub fn metaschema_errors(schema: &Value) -> Vec<Finding> {
         return vec![too_deep("the schema", at)];
     }
     let meta = jsonschema::draft202012::meta::validator();
+    // The common case first: `is_valid` stops at nothing and builds no errors (collecting
+    // errors for valid schemas was some 6% of loading a bundle).
+    if meta.is_valid(schema) {
+        return Vec::new();
+    }
     let mut seen = HashSet::new();
     let mut findings = Vec::new();
     for error in meta.iter_errors(schema) {
