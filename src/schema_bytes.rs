@@ -6,8 +6,9 @@
 //! published, and a build compares only the changed ones with them. At 10,000 skills
 //! with large schemas each set is over 200 MB of JSON text. So
 //! [`crate::bundle::Bundle::open`] and the lock reader pack each schema once they have
-//! checked it: an LZ4 block (`lz4_flex`, safe Rust; schema text packs to a fifth or
-//! less, and one schema unpacks in microseconds). A workspace's checked schemas stay
+//! checked it: an LZ4 block (`lz4_flex`, safe Rust; the bench's schemas pack to 59% of
+//! their size at 1–3 KB and to 22% at 6–12 KB, and one unpacks in microseconds). A
+//! workspace's checked schemas stay
 //! plain, or share the lock's bytes when the lock records them. Whichever form,
 //! [`SchemaBytes::bytes`] gives the same bytes, the ones the digest was computed over.
 
