@@ -8,9 +8,9 @@
 //! [`crate::bundle::Bundle::open`] and the lock reader pack each schema once they have
 //! checked it: an LZ4 block (`lz4_flex`, safe Rust; the bench's schemas pack to 59% of
 //! their size at 1–3 KB and to 22% at 6–12 KB, and one unpacks in microseconds). A
-//! workspace's checked schemas stay
-//! plain, or share the lock's bytes when the lock records them. Whichever form,
-//! [`SchemaBytes::bytes`] gives the same bytes, the ones the digest was computed over.
+//! workspace's checked schemas stay plain, or share the lock's bytes when the lock
+//! records them. Whichever form, [`SchemaBytes::bytes`] gives the same bytes, the ones
+//! the digest was computed over.
 
 use std::borrow::Cow;
 use std::fmt;
