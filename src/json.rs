@@ -760,6 +760,21 @@ pub fn check_numbers(value: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// A reader that gives its bytes `.1` at a time, so that a streaming reader's state
+/// carries across reads (for tests).
+#[cfg(test)]
+pub(crate) struct Trickle<'a>(pub(crate) &'a [u8], pub(crate) usize);
+
+#[cfg(test)]
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.1.min(buf.len()).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -791,15 +806,6 @@ mod tests {
     /// Split `text` (read `step` bytes at a time) on `a` and `b`, and put it back
     /// together: `Some` when the skeleton and every element parse.
     fn split_and_rejoin(text: &[u8], step: usize) -> Option<Value> {
-        struct Trickle<'a>(&'a [u8], usize);
-        impl std::io::Read for Trickle<'_> {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.1.min(buf.len()).min(self.0.len());
-                buf[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
         let mut seen = Vec::new();
         let mut elements: Vec<(usize, usize, Value)> = Vec::new();
         let mut parsed_all = true;

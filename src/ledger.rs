@@ -1230,20 +1230,8 @@ mod tests {
         assert!(Ledger::parse(b"{\"format\": 1,", Path::new("l")).is_err());
     }
 
-    /// Gives its bytes `step` at a time, so state carries across reads.
-    struct Trickle<'a>(&'a [u8], usize);
-
-    impl std::io::Read for Trickle<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.1.min(buf.len()).min(self.0.len());
-            buf[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
-        }
-    }
-
     fn streamed(bytes: &[u8], step: usize) -> Option<(Ledger, Digest)> {
-        Ledger::read_streamed(&mut Trickle(bytes, step), Path::new("l")).unwrap()
+        Ledger::read_streamed(&mut crate::json::Trickle(bytes, step), Path::new("l")).unwrap()
     }
 
     #[test]
