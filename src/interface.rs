@@ -287,7 +287,7 @@ impl Document {
 
     /// The document's JCS bytes: the bundle's `interfaces/<skill_id>.json`.
     pub fn jcs(&self) -> Vec<u8> {
-        let size: usize = self.schemas.iter().map(|s| s.jcs.held() + 256).sum();
+        let size: usize = self.schemas.iter().map(|s| s.jcs.len() + 256).sum();
         let mut out = Vec::with_capacity(size + 512);
         self.write_jcs(&mut out);
         out

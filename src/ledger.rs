@@ -289,13 +289,9 @@ impl Ledger {
         let mut r = Reader::new(bytes, display);
         let mut read_in_place = |path: &[String], value: Value| -> Value {
             match path {
-                [list, i, schema]
-                    if list == "schemas"
-                        && schema == "schema"
-                        && (value.is_object() || value.is_boolean()) =>
-                {
-                    if let Ok(i) = i.parse::<usize>() {
-                        r.canonical.insert(i, crate::digest::jcs(&value).into());
+                [list, i, schema] if list == "schemas" && schema == "schema" => {
+                    if let (Ok(i), Some(jcs)) = (i.parse::<usize>(), canonical_schema(&value)) {
+                        r.canonical.insert(i, jcs);
                         return Value::Null;
                     }
                 }
@@ -446,6 +442,13 @@ impl Ledger {
     }
 }
 
+/// The canonical bytes of a recorded schema read in place of its tree (both lock
+/// readers keep them instead); `None` for what is not a schema, left for the entry's
+/// check to report.
+fn canonical_schema(value: &Value) -> Option<Arc<[u8]>> {
+    (value.is_object() || value.is_boolean()).then(|| crate::digest::jcs(value).into())
+}
+
 /// A lock entry read on its own.
 enum Entry {
     Schema(SchemaEntry),
@@ -458,9 +461,11 @@ fn read_entry(schema: bool, i: usize, text: &[u8], display: &Path) -> Option<Ent
     let mut r = Reader::new(b"", display);
     let mut canonical = None;
     let mut read_in_place = |path: &[String], value: Value| -> Value {
-        if schema && path == ["schema"] && (value.is_object() || value.is_boolean()) {
-            canonical = Some(crate::digest::jcs(&value).into());
-            return Value::Null;
+        if schema && path == ["schema"] {
+            if let Some(jcs) = canonical_schema(&value) {
+                canonical = Some(jcs);
+                return Value::Null;
+            }
         }
         value
     };

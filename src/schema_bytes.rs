@@ -23,18 +23,22 @@ pub struct SchemaBytes(Repr);
 #[derive(Clone)]
 enum Repr {
     Plain(Arc<[u8]>),
-    /// An LZ4 block with the plain length prepended, packed by [`SchemaBytes::packed`].
-    Packed(Arc<[u8]>),
+    /// An LZ4 block of `len` plain bytes, packed by [`SchemaBytes::packed`].
+    Packed {
+        len: usize,
+        block: Arc<[u8]>,
+    },
 }
 
 impl SchemaBytes {
     /// The same bytes, packed (already packed ones are shared as they are).
     pub fn packed(&self) -> SchemaBytes {
         match &self.0 {
-            Repr::Plain(b) => SchemaBytes(Repr::Packed(
-                lz4_flex::block::compress_prepend_size(b).into(),
-            )),
-            Repr::Packed(_) => self.clone(),
+            Repr::Plain(b) => SchemaBytes(Repr::Packed {
+                len: b.len(),
+                block: lz4_flex::block::compress(b).into(),
+            }),
+            Repr::Packed { .. } => self.clone(),
         }
     }
 
@@ -42,25 +46,36 @@ impl SchemaBytes {
     pub fn bytes(&self) -> Cow<'_, [u8]> {
         match &self.0 {
             Repr::Plain(b) => Cow::Borrowed(b),
-            Repr::Packed(p) => Cow::Owned(
-                lz4_flex::block::decompress_size_prepended(p)
+            Repr::Packed { len, block } => Cow::Owned(
+                lz4_flex::block::decompress(block, *len)
                     .expect("bytes this crate packed itself unpack"),
             ),
         }
     }
 
+    /// The length of the canonical bytes (known without unpacking them).
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Repr::Plain(b) => b.len(),
+            Repr::Packed { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// How many bytes this holds (packed or not).
     pub fn held(&self) -> usize {
         match &self.0 {
-            Repr::Plain(b) | Repr::Packed(b) => b.len(),
+            Repr::Plain(b) | Repr::Packed { block: b, .. } => b.len(),
         }
     }
 
     fn shares(&self, other: &SchemaBytes) -> bool {
         match (&self.0, &other.0) {
-            (Repr::Plain(a), Repr::Plain(b)) | (Repr::Packed(a), Repr::Packed(b)) => {
-                Arc::ptr_eq(a, b)
-            }
+            (Repr::Plain(a), Repr::Plain(b))
+            | (Repr::Packed { block: a, .. }, Repr::Packed { block: b, .. }) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -110,6 +125,7 @@ mod tests {
         let plain = SchemaBytes::from(text.to_vec());
         let packed = plain.packed();
         assert_eq!(&*packed.bytes(), &text[..]);
+        assert_eq!(packed.len(), text.len());
         assert_eq!(plain, packed);
         assert_eq!(packed.packed().held(), packed.held());
         assert_ne!(plain, SchemaBytes::from(b"true".to_vec()));
