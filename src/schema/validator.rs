@@ -205,7 +205,8 @@ pub(super) fn compile(schema: &Value, patterns: &PatternCache) -> Result<Validat
 pub(super) fn probe(schema: &Value, patterns: &PatternCache) -> Vec<Finding> {
     let tree = SchemaTree::new(schema);
     let mut findings = Vec::new();
-    let mut check = |keyword: &'static str, text: &str, at: String| {
+    // Pointers are built only for findings (most probes pass).
+    let mut check = |keyword: &'static str, text: &str, at: &dyn Fn() -> String| {
         let lock = || {
             patterns
                 .probed
@@ -225,7 +226,7 @@ pub(super) fn probe(schema: &Value, patterns: &PatternCache) -> Vec<Finding> {
             verdict
         });
         if let Some(mut finding) = verdict {
-            finding.location = Location::default().with_pointer(at);
+            finding.location = Location::default().with_pointer(at());
             findings.push(finding);
         }
     };
@@ -234,15 +235,19 @@ pub(super) fn probe(schema: &Value, patterns: &PatternCache) -> Vec<Finding> {
             continue;
         };
         if let Some(Value::String(name)) = map.get("format") {
-            check("format", name, tree.keyword_pointer(index, "format"));
+            check("format", name, &|| tree.keyword_pointer(index, "format"));
         }
         if let Some(Value::String(pattern)) = map.get("pattern") {
-            check("pattern", pattern, tree.keyword_pointer(index, "pattern"));
+            check("pattern", pattern, &|| {
+                tree.keyword_pointer(index, "pattern")
+            });
         }
         if let Some(Value::Object(properties)) = map.get("patternProperties") {
-            let at = tree.keyword_pointer(index, "patternProperties");
+            let at = || tree.keyword_pointer(index, "patternProperties");
             for pattern in properties.keys() {
-                check("pattern", pattern, crate::pointer::child(&at, pattern));
+                check("pattern", pattern, &|| {
+                    crate::pointer::child(&at(), pattern)
+                });
             }
         }
     }
