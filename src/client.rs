@@ -407,25 +407,34 @@ pub struct CardAdvertisement {
 /// Errors: `skill_not_advertised` when the card has no schema-interface extension (the
 /// agent does not offer the procedure, so no skill is advertised under it);
 /// `unsupported_interface_version` when the extension's `interface_version` is a version
-/// other than 1.0; `interface_invalid` when the advertisement is malformed — params
+/// other than 1.0; `interface_invalid` when the card lists the extension more than once
+/// (each entry could bind a skill_id again), or the advertisement is malformed — params
 /// without a string `interface_version` or a `skills` array, an entry without string
 /// `skill_id`, canonical `skill_version` and `sha256:` `interface_digest`, a skill_id
 /// bound twice (version 1.0 permits one binding per skill_id), or bound to no AgentSkill
 /// of the same card.
 pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
-    let extension = card
+    let mut entries = card
         .pointer("/capabilities/extensions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .find(|e| e["uri"] == EXTENSION_URI)
-        .ok_or_else(|| {
-            ErrorObject::new(
-                Condition::SkillNotAdvertised,
-                Detected::Client,
-                "the Agent Card does not advertise the schema-interface extension: the agent offers no schema-governed skill",
-            )
-        })?;
+        .enumerate()
+        .filter(|(_, e)| e["uri"] == EXTENSION_URI);
+    let (_, extension) = entries.next().ok_or_else(|| {
+        ErrorObject::new(
+            Condition::SkillNotAdvertised,
+            Detected::Client,
+            "the Agent Card does not advertise the schema-interface extension: the agent offers no schema-governed skill",
+        )
+    })?;
+    // A second entry could bind a skill_id again, to another version or digest; a
+    // client reading only the first would select a binding the agent may not serve.
+    if let Some((second, _)) = entries.next() {
+        return Err(invalid(format!(
+            "capabilities.extensions[{second}] advertises the schema-interface extension a second time; version 1.0 permits one advertisement, with exactly one binding per skill_id, in an Agent Card"
+        )));
+    }
     let params = &extension["params"];
     match params.get("interface_version") {
         Some(Value::String(v)) if v == INTERFACE_VERSION => {}

@@ -303,3 +303,49 @@ fn the_cache_is_bound_to_agent_skill_version_and_digest() {
     assert!(cache.get("b", &advertised).is_none());
     assert!(cache.get("a", &advertised).is_some());
 }
+
+#[test]
+fn a_card_advertises_the_extension_once_and_binds_each_skill_once() {
+    let ext = card()["capabilities"]["extensions"][0].clone();
+    let with_second = |second: Value| {
+        let mut c = card();
+        let list = c["capabilities"]["extensions"].as_array_mut().unwrap();
+        list.insert(0, json!({"uri": "https://example.com/other-extension"}));
+        list.push(second);
+        c
+    };
+    let mut other_digest = ext.clone();
+    other_digest["params"]["skills"][0]["interface_digest"] =
+        json!(format!("sha256:{}", "0".repeat(64)));
+    let mut empty = ext.clone();
+    empty["params"]["skills"] = json!([]);
+    let mut other_version = ext.clone();
+    other_version["params"]["interface_version"] = json!("1.1");
+    for (why, second) in [
+        ("the same skill bound to another digest", other_digest),
+        ("an identical second entry", ext.clone()),
+        ("a second entry binding nothing", empty),
+        ("a second entry of another interface_version", other_version),
+    ] {
+        let e = client::read_card(&with_second(second)).unwrap_err();
+        assert_eq!(local(e.clone()), Condition::InterfaceInvalid, "{why}: {e}");
+        assert!(
+            e.message().contains("capabilities.extensions[2]"),
+            "{why}: {e}"
+        );
+    }
+    // One entry binding a skill twice, to any version or digest.
+    let mut c = card();
+    let mut again = ext["params"]["skills"][0].clone();
+    again["skill_version"] = json!("1.1");
+    c["capabilities"]["extensions"][0]["params"]["skills"]
+        .as_array_mut()
+        .unwrap()
+        .push(again);
+    assert_eq!(
+        local(client::read_card(&c).unwrap_err()),
+        Condition::InterfaceInvalid
+    );
+    // Other extensions beside the one are fine.
+    client::read_card(&with_second(json!({"uri": "https://example.com/x"}))).unwrap();
+}

@@ -32,7 +32,7 @@ pub struct Args {
 pub enum ClientCommand {
     /// Read an Agent Card's schema-interface advertisement as a client does (step 1).
     #[command(
-        after_help = "Example:\n  skillbundle client check-card agent-card.json\n\nPrints the interface_version and each advertised skill_id, skill_version and interface_digest.\nErrors (exit status 1, the draft's error object on stdout): skill_not_advertised when the card has\nno schema-interface extension; unsupported_interface_version when it advertises a version other\nthan 1.0; interface_invalid when the advertisement is malformed (an entry without skill_id,\nskill_version or interface_digest, a skill_id bound twice or to no AgentSkill of the card)."
+        after_help = "Example:\n  skillbundle client check-card agent-card.json\n\nPrints the interface_version and each advertised skill_id, skill_version and interface_digest.\nErrors (exit status 1, the draft's error object on stdout): skill_not_advertised when the card has\nno schema-interface extension; unsupported_interface_version when it advertises a version other\nthan 1.0; interface_invalid when the card lists the extension more than once (version 1.0 allows one\nbinding per skill_id in a card) or the advertisement is malformed (an entry without skill_id,\nskill_version or interface_digest, a skill_id bound twice or to no AgentSkill of the card)."
     )]
     CheckCard {
         /// The Agent Card (JSON), as fetched from the agent.
