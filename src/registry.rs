@@ -13,7 +13,11 @@
 //!   `SOURCE_DATE_EPOCH`, so the manifest — and its digest — is the same on every push of
 //!   the same bundle), the bundle name and the skill count.
 //!
-//! Pulling trusts nothing the registry says: the manifest's media types, artifactType and
+//! Pulling accepts the same artifact in the OCI 1.0 form too, as the ORAS clients push it
+//! (no `artifactType`; the type as `config.mediaType`, which the distribution spec says
+//! stands in for it: [`check_artifact_type`]).
+//!
+//! Pulling trusts nothing the registry says: the manifest's media types, artifact type and
 //! sizes are checked against the bundle limits *before* the layer is downloaded, the
 //! layer's size and SHA-256 are checked while it streams (a redirect to another host for
 //! the blob, which the distribution spec allows, is followed — the digest check does not
@@ -455,16 +459,16 @@ pub fn check_manifest(bytes: &[u8], max_layer_bytes: u64) -> Result<Layer, (Code
     if manifest.get("schemaVersion").and_then(Value::as_u64) != Some(2) {
         return invalid("the manifest's schemaVersion is not 2");
     }
-    if text("/mediaType") != Some(MANIFEST_MEDIA_TYPE) {
+    // Image-spec 1.0 made `mediaType` optional; when present it must name an image
+    // manifest (an index or a Docker manifest is another document).
+    if manifest.get("mediaType").is_some() && text("/mediaType") != Some(MANIFEST_MEDIA_TYPE) {
         return invalid("the manifest is not an OCI image manifest (mediaType)");
     }
-    if text("/artifactType") != Some(ARTIFACT_TYPE) {
-        return invalid(&format!(
-            "the artifact is not a skillbundle bundle: its artifactType is not {ARTIFACT_TYPE}"
-        ));
+    if manifest.get("manifests").is_some() {
+        return invalid("the manifest is an index, not an OCI image manifest");
     }
-    if text("/config/mediaType") != Some(EMPTY_CONFIG_MEDIA_TYPE) {
-        return invalid("the manifest's config is not the OCI empty descriptor");
+    if let Err(why) = check_artifact_type(&manifest, ARTIFACT_TYPE) {
+        return invalid(&why);
     }
     let Some(Value::Array(layers)) = manifest.get("layers") else {
         return invalid("the manifest has no layers array");
@@ -495,6 +499,41 @@ pub fn check_manifest(bytes: &[u8], max_layer_bytes: u64) -> Result<Layer, (Code
         digest: digest.to_string(),
         size,
     })
+}
+
+/// Check that an image manifest is an artifact of type `expected`, in either form the
+/// OCI specifications allow:
+///
+/// - OCI 1.1: `artifactType` is `expected`, and the config is the empty descriptor
+///   (or, equally plain, a config of media type `expected`);
+/// - OCI 1.0, as the ORAS clients and older tools write it: no `artifactType`, and
+///   `config.mediaType` is `expected`. The distribution spec's referrers API says that
+///   "if the artifactType is empty or missing in the image manifest, the value of
+///   artifactType MUST be set to the config descriptor mediaType value", and the
+///   image-spec's artifact guidance tells tools to fall back to it the same way.
+///
+/// The config blob itself is never read: an artifact's type is all it says. An
+/// `artifactType` and a config that name two different types is refused.
+pub fn check_artifact_type(manifest: &Value, expected: &str) -> Result<(), String> {
+    let config = manifest
+        .pointer("/config/mediaType")
+        .and_then(Value::as_str);
+    match manifest.get("artifactType") {
+        Some(Value::String(t)) if t == expected => {
+            if config == Some(EMPTY_CONFIG_MEDIA_TYPE) || config == Some(expected) {
+                Ok(())
+            } else {
+                Err("the manifest's config is neither the OCI empty descriptor nor of the artifact's type".into())
+            }
+        }
+        Some(_) => Err(format!(
+            "the artifact is not of type {expected}: its artifactType is another"
+        )),
+        None if config == Some(expected) => Ok(()),
+        None => Err(format!(
+            "the artifact is not of type {expected}: it has no artifactType, and its config.mediaType (which then stands in for it) is another"
+        )),
+    }
 }
 
 /// The annotations of a manifest, for display.
@@ -654,12 +693,65 @@ mod tests {
             ),
             (edit("/layers", json!([])), Code::ArtifactInvalid),
             (
+                edit(
+                    "/mediaType",
+                    json!("application/vnd.oci.image.index.v1+json"),
+                ),
+                Code::ArtifactInvalid,
+            ),
+            (
+                edit(
+                    "/config/mediaType",
+                    json!("application/vnd.cncf.helm.config.v1+json"),
+                ),
+                Code::ArtifactInvalid,
+            ),
+            (
                 b"{\"schemaVersion\":2,\"schemaVersion\":2}".to_vec(),
                 Code::ArtifactInvalid,
             ),
         ] {
             assert_eq!(check_manifest(&bytes, 1_000_000).unwrap_err().0, code);
         }
+    }
+
+    #[test]
+    fn the_oci_1_0_form_names_the_type_in_the_config() {
+        let good: Value = serde_json::from_slice(&manifest_for(b"x", &info())).unwrap();
+        let accepts = |m: &Value| check_manifest(&serde_json::to_vec(m).unwrap(), 10).is_ok();
+        // As ORAS writes it: no artifactType, the type as config.mediaType, an empty
+        // (or `{}`) config blob; image-spec 1.0 also let `mediaType` be left out.
+        let mut oras = good.clone();
+        oras.as_object_mut().unwrap().remove("artifactType");
+        oras["config"] = json!({"mediaType": ARTIFACT_TYPE, "digest": sha256(b""), "size": 0});
+        assert!(accepts(&oras));
+        oras.as_object_mut().unwrap().remove("mediaType");
+        assert!(accepts(&oras));
+        // Both fields, naming the same type.
+        let mut both = oras.clone();
+        both["artifactType"] = json!(ARTIFACT_TYPE);
+        assert!(accepts(&both));
+        // Neither names ours: the empty config, ORAS's "unknown" config, another type.
+        for config in [
+            EMPTY_CONFIG_MEDIA_TYPE,
+            "application/vnd.unknown.config.v1+json",
+            "application/vnd.oci.image.config.v1+json",
+        ] {
+            let mut m = oras.clone();
+            m["config"]["mediaType"] = json!(config);
+            assert!(!accepts(&m), "{config}");
+        }
+        // artifactType and config disagree.
+        let mut split = good.clone();
+        split["config"]["mediaType"] = json!("application/vnd.oci.image.config.v1+json");
+        assert!(!accepts(&split));
+        let mut other = oras.clone();
+        other["artifactType"] = json!("application/vnd.other");
+        assert!(!accepts(&other));
+        // An index is not a manifest, whatever else it carries.
+        let mut index = good.clone();
+        index["manifests"] = json!([]);
+        assert!(!accepts(&index));
     }
 
     #[test]

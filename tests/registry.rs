@@ -59,6 +59,56 @@ fn tools() -> Option<()> {
     None
 }
 
+/// The ORAS project's Python client: the interpreter of the venv `scripts/registry-tools`
+/// makes (python/requirements-oras.txt) and tests/support/oras_client.py. `None`, with the
+/// reason printed, when the venv is missing; under `CI=true` that fails instead.
+fn oras() -> Option<Oras> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let venv = std::env::var_os("SKILLBUNDLE_ORAS_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/oras-venv"));
+    let python = venv.join("bin/python");
+    let ready = Command::new(&python)
+        .args(["-c", "import oras.client"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ready {
+        return Some(Oras {
+            python,
+            script: root.join("tests/support/oras_client.py"),
+        });
+    }
+    let why = format!(
+        "the ORAS interop tests need the ORAS Python client in {}; run scripts/registry-tools",
+        venv.display()
+    );
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+    eprintln!("SKIPPED: {why}");
+    None
+}
+
+struct Oras {
+    python: PathBuf,
+    script: PathBuf,
+}
+
+impl Oras {
+    /// Run `oras_client.py ARGS` and return its stdout, or its stderr as the error.
+    fn run(&self, args: &[&str], cwd: &Path) -> Result<String, String> {
+        let out = Command::new(&self.python)
+            .arg(&self.script)
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -843,4 +893,79 @@ fn a_jwk_set_trusts_each_key_of_a_rotation() {
     );
     assert_eq!(empty.status, 2);
     assert!(empty.stderr.contains("trust nothing"), "{}", empty.stderr);
+}
+
+#[test]
+fn oras_pushes_what_skillbundle_pulls_and_pulls_what_it_pushes() {
+    let Some(()) = tools() else { return };
+    let Some(oras) = oras() else { return };
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let bytes = std::fs::read(ws.path().join(V1)).unwrap();
+    let layer = format!("{V1}:application/vnd.skillbundle.bundle.v1.tar+gzip");
+
+    // ORAS pushes the bundle in the OCI 1.0 form: no artifactType, the type as
+    // config.mediaType, with an empty config blob (/dev/null) or ORAS's `{}`.
+    for (tag, config) in [("empty", "/dev/null"), ("braces", "no-such-config-file")] {
+        let reference = format!("{}/oras/net:{tag}", registry.host());
+        let config = format!("{config}:application/vnd.skillbundle.bundle.v1");
+        oras.run(&["push", &reference, &layer, &config], ws.path())
+            .unwrap();
+        let manifest: Value =
+            serde_json::from_str(&oras.run(&["manifest", &reference], ws.path()).unwrap()).unwrap();
+        assert_eq!(manifest.get("artifactType"), None, "{manifest}");
+        assert_eq!(
+            manifest["config"]["mediaType"],
+            "application/vnd.skillbundle.bundle.v1"
+        );
+
+        let out = format!("pulled-{tag}");
+        let pulled = pull(ws.path(), &format!("oci://{reference}"), &out, &[]);
+        assert_eq!(
+            pulled.status, 0,
+            "{tag}: {}{}",
+            pulled.stdout, pulled.stderr
+        );
+        assert_eq!(
+            std::fs::read(
+                ws.path()
+                    .join(&out)
+                    .join("example-network-skills-0.1.0.tar.gz")
+            )
+            .unwrap(),
+            bytes
+        );
+        let trust = trusted(ws.path());
+        let state = tempfile::tempdir().unwrap();
+        let fetched = fetch::fetch(&reference, &trust, state.path(), &plain()).unwrap();
+        assert_eq!(fetched.bundle.version(), "0.1.0");
+    }
+
+    // ORAS without a config type writes "application/vnd.unknown.config.v1+json": not a
+    // bundle, whatever its layer holds.
+    let unknown = format!("{}/oras/net:unknown", registry.host());
+    oras.run(&["push", &unknown, &layer], ws.path()).unwrap();
+    let refused = pull(ws.path(), &format!("oci://{unknown}"), "refused", &[]);
+    assert_eq!(refused.status, 1, "{}", refused.stdout);
+    refused.finding("artifact_invalid");
+    assert!(files_in(&ws.path().join("refused")).is_empty());
+
+    // skillbundle pushes; ORAS pulls the one layer under its title, byte for byte.
+    let ours = format!("{}/skills/net:0.1.0", registry.host());
+    assert_eq!(push(ws.path(), V1, &ours, &[]).status, 0);
+    let into = ws.path().join("by-oras");
+    let files = oras
+        .run(&["pull", &ours, into.to_str().unwrap()], ws.path())
+        .unwrap();
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        [into
+            .join("example-network-skills-0.1.0.tar.gz")
+            .to_str()
+            .unwrap()]
+    );
+    assert_eq!(
+        std::fs::read(into.join("example-network-skills-0.1.0.tar.gz")).unwrap(),
+        bytes
+    );
 }
