@@ -43,6 +43,46 @@ pub fn replace(
     Ok(())
 }
 
+/// Replace the file `file_name` in `dir` (see [`replace`]), where `file_name` comes from
+/// something other than the operator — a bundle's name, say. It must be exactly one
+/// normal path component (no separator, no `..`, not absolute), and the directory the
+/// file lands in must be `dir` itself once links are resolved; otherwise nothing is
+/// written and the error is [`io::ErrorKind::InvalidInput`]. Returns the path written.
+pub fn replace_in(
+    dir: &Path,
+    file_name: &str,
+    prefix: &str,
+    write: impl FnOnce(&mut File) -> io::Result<()>,
+) -> io::Result<std::path::PathBuf> {
+    let outside = || {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the file name is not a single file name component inside the output directory",
+        )
+    };
+    let mut components = Path::new(file_name).components();
+    let single = matches!(
+        (components.next(), components.next()),
+        (Some(std::path::Component::Normal(c)), None) if c == std::ffi::OsStr::new(file_name)
+    );
+    if !single || file_name.contains(['/', '\\']) {
+        return Err(outside());
+    }
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    std::fs::create_dir_all(dir)?;
+    let dest = dir.join(file_name);
+    let landed = dest.parent().map(std::fs::canonicalize).transpose()?;
+    if landed != Some(std::fs::canonicalize(dir)?) {
+        return Err(outside());
+    }
+    replace(&dest, prefix, write)?;
+    Ok(dest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +102,24 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
         replace(&dest, ".t-", |f| f.write_all(b"new")).unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_foreign_file_name_lands_in_the_directory_or_nowhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let written = replace_in(&out, "n-1.0.tar.gz", ".t-", |f| f.write_all(b"x")).unwrap();
+        assert_eq!(written, out.join("n-1.0.tar.gz"));
+        for bad in ["../x", "..", ".", "/etc/x", "a/b", "a\\b", ""] {
+            let err = replace_in(&out, bad, ".t-", |f| f.write_all(b"x")).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{bad:?}");
+        }
+        let mut left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["out"]);
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
     }
 }

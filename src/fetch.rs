@@ -6,12 +6,23 @@
 //! attack"). So [`Bundle::fetch`] keeps a small state directory:
 //!
 //! - `state.json`: per bundle name, the highest version accepted and its digest; per
-//!   source (`registry/repository`), the last bundle accepted from it;
+//!   source (`registry/repository`, what the agent follows), the bundle accepted from it
+//!   — its name, version, file digest and the manifest it came from;
 //! - `bundles/sha256-<hex>.tar.gz`: that last good bundle, byte for byte.
 //!
-//! A fetched bundle is accepted only when it verifies ([`Bundle::open`]) and its version
-//! is not below the highest accepted for its name (the same version with other content
-//! is refused too: release versions are immutable) — [`Code::RollbackRefused`]. When the
+//! A fetched bundle is accepted only when it verifies ([`Bundle::open`]) and is what the
+//! source may move to ([`State::admits`], else [`Code::RollbackRefused`]):
+//!
+//! - the same bundle *name* the source delivered before: a tag moved to another bundle
+//!   the vendor also signed (a renamed product, a beta channel, a `0.0.1`) is TUF's
+//!   "mix-and-match" attack, and no version comparison across names can catch it;
+//! - a version not below the highest accepted for that name, from any source (a mirror
+//!   serving an older release is a rollback too);
+//! - for the same version, the same content: release versions are immutable.
+//!
+//! Only the operator can say otherwise ([`FetchOptions::allow_rollback`],
+//! `pull --allow-rollback`), and what is then accepted is recorded as the new highest.
+//! When the
 //! registry cannot be reached or the new bundle is refused, the last good bundle of that
 //! source is verified again from the state directory and loaded instead, and the result
 //! says so ([`Source::LastGood`], with the findings that caused it). Without a last good
@@ -37,6 +48,26 @@ pub const STATE_FILE: &str = "state.json";
 /// The folder of kept bundles inside the state directory.
 pub const BUNDLES_DIR: &str = "bundles";
 const STATE_FORMAT: &str = "skillbundle-state/1";
+
+/// How an agent fetches: how to reach the registry, and what it may accept.
+#[derive(Debug, Clone, Default)]
+pub struct FetchOptions {
+    /// Transport, credentials and deadlines ([`registry::Timeouts`]: connect, per read,
+    /// and overall; a pull cut off by the deadline falls back to the last good bundle).
+    pub registry: Options,
+    /// The operator's override: accept a lower version, another bundle name under the
+    /// source, or other content for a version already accepted — and record it.
+    pub allow_rollback: bool,
+}
+
+impl From<Options> for FetchOptions {
+    fn from(registry: Options) -> Self {
+        FetchOptions {
+            registry,
+            ..FetchOptions::default()
+        }
+    }
+}
 
 /// A bundle loaded by [`Bundle::fetch`], and where it came from.
 pub struct Fetched {
@@ -146,8 +177,24 @@ impl State {
         })
     }
 
-    /// Whether a bundle `name` at `version` with file digest `digest` may be accepted.
-    pub fn admits(&self, name: &str, version: &str, digest: &str) -> Result<(), String> {
+    /// Whether source `source` (`registry/repository`) may deliver bundle `name` at
+    /// `version` with file digest `digest`: the name it delivered before, a version not
+    /// below the highest accepted for the name, the same content for the same version.
+    pub fn admits(
+        &self,
+        source: &str,
+        name: &str,
+        version: &str,
+        digest: &str,
+    ) -> Result<(), String> {
+        if let Some(kept) = self.sources.get(source) {
+            if kept.name != name {
+                return Err(format!(
+                    "this source delivered the bundle {} before; it now names another bundle ({name}), which is how a tag moved to another signed product or channel looks",
+                    kept.name
+                ));
+            }
+        }
         let Some(highest) = self.highest.get(name) else {
             return Ok(());
         };
@@ -164,10 +211,13 @@ impl State {
     }
 }
 
-/// Where the kept bundle with file digest `digest` lives.
-pub fn kept_path(dir: &Path, digest: &str) -> PathBuf {
-    dir.join(BUNDLES_DIR)
-        .join(format!("{}.tar.gz", digest.replace(':', "-")))
+/// Where the kept bundle with file digest `digest` lives; `None` when `digest` is not
+/// `sha256:` and 64 lowercase hex digits (a state file edited by hand names no path).
+pub fn kept_path(dir: &Path, digest: &str) -> Option<PathBuf> {
+    let hex = digest.strip_prefix("sha256:")?;
+    let well_formed =
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    well_formed.then(|| dir.join(BUNDLES_DIR).join(format!("sha256-{hex}.tar.gz")))
 }
 
 /// Order bundle versions: dot-separated parts, numeric parts numerically (any length),
@@ -214,16 +264,16 @@ impl Bundle {
         trust: &TrustedKeys,
         state_dir: &Path,
     ) -> Result<Fetched, Vec<Finding>> {
-        fetch(reference, trust, state_dir, &Options::default())
+        fetch(reference, trust, state_dir, &FetchOptions::default())
     }
 }
 
-/// [`Bundle::fetch`] with explicit registry options, on a runtime of its own.
+/// [`Bundle::fetch`] with explicit options, on a runtime of its own.
 pub fn fetch(
     reference: &str,
     trust: &TrustedKeys,
     state_dir: &Path,
-    options: &Options,
+    options: &FetchOptions,
 ) -> Result<Fetched, Vec<Finding>> {
     registry::block_on(fetch_async(reference, trust, state_dir, options)).map_err(|f| vec![f])?
 }
@@ -233,7 +283,7 @@ pub async fn fetch_async(
     reference: &str,
     trust: &TrustedKeys,
     state_dir: &Path,
-    options: &Options,
+    options: &FetchOptions,
 ) -> Result<Fetched, Vec<Finding>> {
     let parsed = ArtifactRef::parse(reference).map_err(|f| vec![f])?;
     let state = State::read(state_dir).map_err(|f| vec![f])?;
@@ -250,7 +300,17 @@ pub async fn fetch_async(
     let Some(kept) = state.sources.get(&key) else {
         return Err(refused);
     };
-    let path = kept_path(state_dir, &kept.digest);
+    let state_file = state_dir.join(STATE_FILE);
+    let Some(path) = kept_path(state_dir, &kept.digest) else {
+        return Err(with(
+            refused,
+            Finding::at_file(
+                Code::Io,
+                "the state file names its last good bundle by a malformed digest",
+                &state_file,
+            ),
+        ));
+    };
     let bytes = crate::bundle::read_file(&path, ReadLimits::default().max_total_bytes)
         .map_err(|f| with(refused.clone(), f))?;
     if registry::sha256(&bytes) != kept.digest {
@@ -292,11 +352,11 @@ async fn pull_and_accept(
     reference: &ArtifactRef,
     trust: &TrustedKeys,
     state_dir: &Path,
-    options: &Options,
+    options: &FetchOptions,
     state: &State,
 ) -> Result<Fetched, Vec<Finding>> {
     let limits = ReadLimits::default();
-    let pulled = registry::pull(reference, options, limits.max_total_bytes)
+    let pulled = registry::pull(reference, &options.registry, limits.max_total_bytes)
         .await
         .map_err(|f| vec![f])?;
     let at = Location::file(reference.as_str());
@@ -309,13 +369,16 @@ async fn pull_and_accept(
         findings
     })?;
     let digest = registry::sha256(&pulled.bytes);
-    if let Err(why) = state.admits(bundle.name(), bundle.version(), &digest) {
-        return Err(vec![Finding::new(Code::RollbackRefused, why, at).with_help(
-            "publish a higher version; the state directory records the highest version accepted per bundle name",
-        )]);
+    let source = reference.repository_key();
+    if !options.allow_rollback {
+        if let Err(why) = state.admits(&source, bundle.name(), bundle.version(), &digest) {
+            return Err(vec![Finding::new(Code::RollbackRefused, why, at).with_help(
+                "publish a higher version of the same bundle; the state directory records, per source and per bundle name, what was accepted (an operator who means it passes --allow-rollback)",
+            )]);
+        }
     }
     // The bundle file first, then the state naming it.
-    let file = kept_path(state_dir, &digest);
+    let file = kept_path(state_dir, &digest).expect("a digest computed here is well formed");
     atomic_file::replace(&file, ".bundle-", |f| f.write_all(&pulled.bytes)).map_err(|e| {
         vec![Finding::at_file(
             Code::Io,
@@ -335,7 +398,7 @@ async fn pull_and_accept(
         )
         .map(|a| a.version);
     next.sources.insert(
-        reference.repository_key(),
+        source,
         Kept {
             name: bundle.name().to_string(),
             version: bundle.version().to_string(),
@@ -366,7 +429,7 @@ fn remove_unkept(state_dir: &Path, state: &State) {
         let named = state
             .sources
             .values()
-            .any(|kept| kept_path(state_dir, &kept.digest) == path);
+            .any(|kept| kept_path(state_dir, &kept.digest).as_ref() == Some(&path));
         if !named {
             let _ = std::fs::remove_file(path);
         }
@@ -415,11 +478,42 @@ mod tests {
                 digest: "sha256:aa".into(),
             },
         );
-        assert!(state.admits("net", "0.1.0", "sha256:bb").is_err());
-        assert!(state.admits("net", "0.2.0", "sha256:bb").is_err());
-        assert!(state.admits("net", "0.2.0", "sha256:aa").is_ok());
-        assert!(state.admits("net", "0.3.0", "sha256:cc").is_ok());
-        assert!(state.admits("other", "0.0.1", "sha256:dd").is_ok());
+        state.sources.insert(
+            "reg/net".into(),
+            Kept {
+                name: "net".into(),
+                version: "0.2.0".into(),
+                digest: "sha256:aa".into(),
+                pinned: "reg/net@sha256:ff".into(),
+            },
+        );
+        for source in ["reg/net", "mirror/net"] {
+            assert!(state.admits(source, "net", "0.1.0", "sha256:bb").is_err());
+            assert!(state.admits(source, "net", "0.2.0", "sha256:bb").is_err());
+            assert!(state.admits(source, "net", "0.2.0", "sha256:aa").is_ok());
+            assert!(state.admits(source, "net", "0.3.0", "sha256:cc").is_ok());
+        }
+        // Another bundle under the source the agent follows: refused, whatever its version.
+        assert!(state
+            .admits("reg/net", "net-beta", "9.0.0", "sha256:dd")
+            .is_err());
+        // Another bundle under another source is that source's business.
+        assert!(state
+            .admits("reg/other", "other", "0.0.1", "sha256:dd")
+            .is_ok());
+    }
+
+    #[test]
+    fn only_well_formed_digests_name_kept_files() {
+        let dir = Path::new("/state");
+        let hex = "ab".repeat(32);
+        assert_eq!(
+            kept_path(dir, &format!("sha256:{hex}")),
+            Some(dir.join(format!("bundles/sha256-{hex}.tar.gz")))
+        );
+        for bad in ["sha256:../../x", "sha512:aa", "", "sha256:AB"] {
+            assert_eq!(kept_path(dir, bad), None, "{bad}");
+        }
     }
 
     #[test]

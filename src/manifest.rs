@@ -253,13 +253,22 @@ fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 /// Names that end up in archive paths and file names: a conservative character set,
-/// so no manifest value can steer a bundle entry outside its folder.
+/// so no manifest value can steer a bundle entry outside its folder. The builder applies
+/// it to `bundle.name` and `bundle.version` ([`crate::workspace`]), and loading a bundle
+/// applies the same function to what its manifest says ([`crate::bundle::Bundle::open`]):
+/// a bundle names only files the builder could have written.
 pub fn is_safe_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 128
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
         && s.as_bytes()[0].is_ascii_alphanumeric()
+}
+
+/// The archive file name of bundle `name` at `version`: `<name>-<version>.tar.gz`.
+/// Both must satisfy [`is_safe_name`]; the result is then one file name component.
+pub fn archive_file_name(name: &str, version: &str) -> String {
+    format!("{name}-{version}.tar.gz")
 }
 
 /// Resolve `relative` (as written in a manifest in `base_dir`) to a real file inside

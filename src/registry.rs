@@ -70,6 +70,39 @@ pub struct Options {
     pub plain_http: bool,
     /// Credentials to present; `None` looks them up in the standard files.
     pub credentials: Option<Credentials>,
+    /// How long to wait; the defaults are safe for an agent's start-up.
+    pub timeouts: Timeouts,
+}
+
+/// The deadlines of one registry operation. A registry that never answers, or answers
+/// a byte at a time, cannot hold a caller longer than `total`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// To open a TCP (and TLS) connection.
+    pub connect: Duration,
+    /// Between two reads of a response: a registry that goes silent this long fails.
+    pub read: Duration,
+    /// For the whole operation (every request, redirect, token exchange and byte).
+    pub total: Duration,
+}
+
+impl Timeouts {
+    /// The default connect timeout.
+    pub const CONNECT: Duration = Duration::from_secs(10);
+    /// The default per-read timeout.
+    pub const READ: Duration = Duration::from_secs(30);
+    /// The default overall deadline.
+    pub const TOTAL: Duration = Duration::from_secs(120);
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Timeouts::CONNECT,
+            read: Timeouts::READ,
+            total: Timeouts::TOTAL,
+        }
+    }
 }
 
 /// What a bundle's artifact says about it, for the manifest's annotations.
@@ -193,8 +226,8 @@ fn client(options: &Options) -> Client {
         } else {
             ClientProtocol::Https
         },
-        connect_timeout: Some(Duration::from_secs(10)),
-        read_timeout: Some(Duration::from_secs(60)),
+        connect_timeout: Some(options.timeouts.connect),
+        read_timeout: Some(options.timeouts.read),
         ..ClientConfig::default()
     })
 }
@@ -359,6 +392,31 @@ pub async fn push(
 /// checked as it streams. `max_layer_bytes` is the bundle size limit: a larger layer is
 /// refused before a byte of it is downloaded. The bytes are not yet a verified bundle.
 pub async fn pull(
+    reference: &ArtifactRef,
+    options: &Options,
+    max_layer_bytes: u64,
+) -> Result<Pulled, Finding> {
+    let total = options.timeouts.total;
+    match tokio::time::timeout(total, pull_within(reference, options, max_layer_bytes)).await {
+        Ok(result) => result,
+        Err(_) => Err(deadline_passed(reference.as_str(), total)),
+    }
+}
+
+/// The finding for an operation cut off by [`Timeouts::total`].
+fn deadline_passed(reference: &str, total: Duration) -> Finding {
+    Finding::new(
+        Code::RegistryError,
+        format!(
+            "the registry did not complete the pull within the overall deadline ({} s)",
+            total.as_secs_f64()
+        ),
+        location(reference),
+    )
+    .with_help("a registry that is down, overloaded or trickling bytes; raise --timeout if the bundle is large and the link slow")
+}
+
+async fn pull_within(
     reference: &ArtifactRef,
     options: &Options,
     max_layer_bytes: u64,

@@ -111,10 +111,7 @@ impl Workspace {
 
     /// The bundle's archive file name, `<name>-<version>.tar.gz`.
     pub fn archive_name(&self) -> String {
-        format!(
-            "{}-{}.tar.gz",
-            self.manifest.bundle.name, self.manifest.bundle.version
-        )
+        manifest::archive_file_name(&self.manifest.bundle.name, &self.manifest.bundle.version)
     }
 }
 

@@ -204,11 +204,13 @@ fn trusted(ws: &Path) -> TrustedKeys {
     TrustedKeys::new(vec![PublicKey::read_file(&ws.join(TRUST)).unwrap()])
 }
 
-fn plain() -> Options {
+fn plain() -> fetch::FetchOptions {
     Options {
         plain_http: true,
         credentials: Some(Credentials::Anonymous),
+        ..Options::default()
     }
+    .into()
 }
 
 fn skopeo_raw(reference: &str) -> Vec<u8> {

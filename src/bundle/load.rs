@@ -10,8 +10,9 @@
 //! 1. the archive is read in memory with limits ([`super::archive::read`]: regular files
 //!    only; links, `..`, absolute and duplicate entries, oversize and truncation refused);
 //! 2. `manifest.json` is parsed as I-JSON and must have exactly the manifest's shape, a
-//!    known `format` and `interface_version` "1.0", and name the packaged Skill Interface
-//!    Schema's digest;
+//!    known `format` and `interface_version` "1.0", name the packaged Skill Interface
+//!    Schema's digest, and a `bundle.name` and `bundle.version` the builder would accept
+//!    ([`crate::manifest::is_safe_name`]: they become file names when pulled);
 //! 3. its signatures are checked against the [`TrustedKeys`] (at least one trusted key
 //!    verifies, a bad signature by a trusted key fails, unknown `kid`s are ignored; an
 //!    unsigned bundle loads only when explicitly allowed);
@@ -291,6 +292,22 @@ impl Bundle {
                 );
             }
         };
+
+        // The name and version become file names (`pull` writes `<name>-<version>.tar.gz`,
+        // an agent's state keys on them): they must be names the builder would have
+        // accepted, signed or not. The values are not echoed.
+        for (value, pointer, what) in [
+            (&parsed.bundle.name, "/bundle/name", "bundle.name"),
+            (&parsed.bundle.version, "/bundle/version", "bundle.version"),
+        ] {
+            if !crate::manifest::is_safe_name(value) {
+                return one(
+                    Code::BundleInvalid,
+                    format!("{what} is not a name the builder accepts (letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 bytes)"),
+                    at(MANIFEST_PATH).with_pointer(pointer),
+                );
+            }
+        }
 
         // 3. Signatures, before anything else in the archive is looked at. The tree is
         // not needed after this (the typed manifest is), so it is given up here.

@@ -49,6 +49,40 @@ pub struct TrustArgs {
     #[cfg(feature = "oci")]
     #[arg(long)]
     pub plain_http: bool,
+    /// The overall deadline of a registry operation: every request, redirect, token
+    /// exchange and byte of an oci:// reference (e.g. 120s, 5m).
+    #[cfg(feature = "oci")]
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = duration)]
+    pub timeout: std::time::Duration,
+    /// Give up opening a connection to the registry after this long.
+    #[cfg(feature = "oci")]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration)]
+    pub connect_timeout: std::time::Duration,
+    /// Fail when the registry sends nothing for this long.
+    #[cfg(feature = "oci")]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    pub read_timeout: std::time::Duration,
+}
+
+/// A duration: a positive whole number with a unit, `s`, `m`, `h` or `d` (`90s`, `5m`,
+/// `30d`).
+pub fn duration(text: &str) -> Result<std::time::Duration, String> {
+    let bad =
+        || "write a positive whole number and a unit: s, m, h or d (90s, 5m, 30d)".to_string();
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().map_err(|_| bad())?;
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(bad()),
+    };
+    match n.checked_mul(scale) {
+        Some(secs) if secs > 0 => Ok(std::time::Duration::from_secs(secs)),
+        _ => Err(bad()),
+    }
 }
 
 /// The keys of one `--trust` file.
@@ -62,6 +96,20 @@ fn key_set(path: &str) -> Result<KeySet, String> {
 }
 
 impl TrustArgs {
+    /// How to reach the registry of an oci:// reference.
+    #[cfg(feature = "oci")]
+    pub fn registry_options(&self) -> skillbundle::registry::Options {
+        skillbundle::registry::Options {
+            plain_http: self.plain_http,
+            credentials: None,
+            timeouts: skillbundle::registry::Timeouts {
+                connect: self.connect_timeout,
+                read: self.read_timeout,
+                total: self.timeout,
+            },
+        }
+    }
+
     /// Every key of every `--trust` file, and whether unsigned bundles are allowed.
     pub fn keys(&self) -> TrustedKeys {
         let keys = TrustedKeys::new(self.trust.iter().flat_map(|s| s.0.clone()).collect());
@@ -200,7 +248,7 @@ pub fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, Ex
     #[cfg(feature = "oci")]
     let pulled = path
         .to_str()
-        .and_then(|text| pull::open_reference(text, &keys, trust.plain_http));
+        .and_then(|text| pull::open_reference(text, &keys, &trust.registry_options()));
     #[cfg(not(feature = "oci"))]
     let pulled = None;
     let bundle = pulled

@@ -8,7 +8,7 @@ use super::{fail_with, BundleSummary, Signature, TrustArgs};
 use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::bundle::{self, Bundle, TrustedKeys};
-use skillbundle::fetch::{self, Source};
+use skillbundle::fetch::{self, FetchOptions, Source};
 use skillbundle::finding::{Code, Finding};
 use skillbundle::registry::{self, ArtifactRef, Options};
 use std::io::Write;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The help shown under `skillbundle pull --help`.
-const AFTER_HELP: &str = "Examples:\n  skillbundle pull oci://registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json --out bundles/\n  skillbundle pull registry.example.com/skills/net@sha256:DIGEST --trust keys/trusted.jwks.json --out bundles/\n  skillbundle pull oci://localhost:5000/skills/net:stable --trust k.jwk.json --out b/ --state /var/lib/agent/skills --plain-http\n\nThe manifest's artifact type (artifactType, or config.mediaType in the OCI 1.0 form ORAS writes),\nmedia types and sizes are checked before the layer is downloaded; the\nlayer's digest is checked as it streams; then the bundle is verified exactly as `verify` does. Only\nthen is DIR/<name>-<version>.tar.gz written (atomically): on any failure nothing is written.\nWith --state DIR, a bundle older than the highest version already accepted there is refused\n(rollback_refused), and the state records what was accepted. --trust takes a JWK, a PEM, or a\nJWK Set ({\"keys\": [...]}) holding the keys of a rotation.";
+const AFTER_HELP: &str = "Examples:\n  skillbundle pull oci://registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json --out bundles/\n  skillbundle pull registry.example.com/skills/net@sha256:DIGEST --trust keys/trusted.jwks.json --out bundles/\n  skillbundle pull oci://localhost:5000/skills/net:stable --trust k.jwk.json --out b/ --state /var/lib/agent/skills --plain-http\n\nThe manifest's artifact type (artifactType, or config.mediaType in the OCI 1.0 form ORAS writes),\nmedia types and sizes are checked before the layer is downloaded; the\nlayer's digest is checked as it streams; then the bundle is verified exactly as `verify` does. Only\nthen is DIR/<name>-<version>.tar.gz written (atomically): on any failure nothing is written.\nWith --state DIR, a bundle older than the highest version already accepted there, another bundle\nname under the same registry/repository, or other content for an accepted version is refused\n(rollback_refused; --allow-rollback overrides), and the state records what was accepted. The\nwhole pull has a deadline (--timeout 120s; --connect-timeout 10s, --read-timeout 30s). --trust takes a JWK, a PEM, or a\nJWK Set ({\"keys\": [...]}) holding the keys of a rotation.";
 
 /// `pull --format json`.
 #[derive(Serialize)]
@@ -39,22 +39,31 @@ pub struct Args {
     /// The directory to write <name>-<version>.tar.gz into.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
-    /// An agent state directory: refuse rollbacks below the highest version it
-    /// records, and record what was accepted.
+    /// An agent state directory: refuse a bundle older than the highest version it
+    /// records, another bundle under the same registry/repository, or other content for
+    /// a version already accepted (rollback_refused); record what was accepted.
     #[arg(long, value_name = "DIR")]
     state: Option<PathBuf>,
+    /// With --state: accept what rollback_refused would refuse, and record it as the
+    /// highest (an operator's deliberate downgrade or switch).
+    #[arg(long, requires = "state")]
+    allow_rollback: bool,
     #[command(flatten)]
     trust: TrustArgs,
 }
 
 pub fn run(format: Format, args: Args) -> ExitCode {
+    let options = FetchOptions {
+        registry: args.trust.registry_options(),
+        allow_rollback: args.allow_rollback,
+    };
     pull(
         format,
         &args.reference,
         &args.trust.keys(),
         &args.out,
         args.state.as_deref(),
-        args.trust.plain_http,
+        &options,
     )
 }
 
@@ -62,24 +71,20 @@ pub fn run(format: Format, args: Args) -> ExitCode {
 pub fn open_reference(
     text: &str,
     trust: &TrustedKeys,
-    plain_http: bool,
+    options: &Options,
 ) -> Option<Result<Bundle, Vec<Finding>>> {
     registry::strip_scheme(text)?;
-    Some(pull_and_open(text, trust, plain_http).map(|(bundle, _, _)| bundle))
+    Some(pull_and_open(text, trust, options).map(|(bundle, _, _)| bundle))
 }
 
 fn pull_and_open(
     text: &str,
     trust: &TrustedKeys,
-    plain_http: bool,
+    options: &Options,
 ) -> Result<(Bundle, Vec<u8>, String), Vec<Finding>> {
     let reference = ArtifactRef::parse(text).map_err(|f| vec![f])?;
-    let options = Options {
-        plain_http,
-        credentials: None,
-    };
     let limit = bundle::archive::ReadLimits::default().max_total_bytes;
-    let pulled = registry::block_on(registry::pull(&reference, &options, limit))
+    let pulled = registry::block_on(registry::pull(&reference, options, limit))
         .and_then(|r| r)
         .map_err(|f| vec![f])?;
     let bundle = Bundle::open(&pulled.bytes, trust).map_err(|mut findings| {
@@ -98,20 +103,16 @@ fn pull(
     trust: &TrustedKeys,
     out: &Path,
     state: Option<&Path>,
-    plain_http: bool,
+    options: &FetchOptions,
 ) -> ExitCode {
     let nothing = "the bundle was refused; nothing was written";
     let (bundle, bytes, pinned, previous) = match state {
-        None => match pull_and_open(reference, trust, plain_http) {
+        None => match pull_and_open(reference, trust, &options.registry) {
             Ok((bundle, bytes, pinned)) => (bundle, bytes, pinned, None),
             Err(findings) => return fail_with(format, &findings, nothing),
         },
         Some(dir) => {
-            let options = Options {
-                plain_http,
-                credentials: None,
-            };
-            match fetch::fetch(reference, trust, dir, &options) {
+            match fetch::fetch(reference, trust, dir, options) {
                 Ok(fetch::Fetched {
                     source: Source::Registry { pinned, previous },
                     bundle,
@@ -145,12 +146,17 @@ fn pull(
             }
         }
     };
-    let name = format!("{}-{}.tar.gz", bundle.name(), bundle.version());
-    let dest = out.join(&name);
-    if let Err(e) = skillbundle::atomic_file::replace(&dest, ".pull-", |f| f.write_all(&bytes)) {
-        let f = Finding::at_file(Code::Io, format!("cannot write the bundle: {e}"), &dest);
-        return fail_with(format, &[f], "nothing was written");
-    }
+    // The name and version passed the builder's rules when the bundle was opened; the
+    // write still takes one file name component only, and lands inside --out or nowhere.
+    let name = skillbundle::manifest::archive_file_name(bundle.name(), bundle.version());
+    let dest =
+        match skillbundle::atomic_file::replace_in(out, &name, ".pull-", |f| f.write_all(&bytes)) {
+            Ok(dest) => dest,
+            Err(e) => {
+                let f = Finding::at_file(Code::Io, format!("cannot write the bundle: {e}"), out);
+                return fail_with(format, &[f], "nothing was written");
+            }
+        };
     let doc = Report {
         ok: true,
         bundle: BundleSummary {

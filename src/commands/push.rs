@@ -92,7 +92,7 @@ fn push(
     };
     let options = Options {
         plain_http,
-        credentials: None,
+        ..Options::default()
     };
     let pushed =
         registry::block_on(registry::push(&bytes, &info, &target, &options, force)).and_then(|r| r);
