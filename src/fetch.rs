@@ -36,6 +36,7 @@ use crate::atomic_file;
 use crate::bundle::archive::ReadLimits;
 use crate::bundle::{Bundle, TrustedKeys};
 use crate::finding::{Code, Finding, Location};
+use crate::referrers;
 use crate::registry::{self, ArtifactRef, Options};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -58,6 +59,11 @@ pub struct FetchOptions {
     /// The operator's override: accept a lower version, another bundle name under the
     /// source, or other content for a version already accepted — and record it.
     pub allow_rollback: bool,
+    /// Accept a bundle only when the registry also lists a signature of it, by a trusted
+    /// key, as an OCI referrer of its manifest ([`crate::referrers::verify_signature`]);
+    /// else [`Code::ReferrerSignatureMissing`]. The in-bundle signature is checked
+    /// either way and stays authoritative.
+    pub require_referrer_signature: bool,
 }
 
 impl From<Options> for FetchOptions {
@@ -368,6 +374,17 @@ async fn pull_and_accept(
         }
         findings
     })?;
+    if options.require_referrer_signature {
+        referrers::verify_signature(
+            reference,
+            &pulled.manifest_digest,
+            &pulled.bytes,
+            trust,
+            &options.registry,
+        )
+        .await
+        .map_err(|f| vec![f])?;
+    }
     let digest = registry::sha256(&pulled.bytes);
     let source = reference.repository_key();
     if !options.allow_rollback {

@@ -72,6 +72,8 @@ pub enum Code {
     TagImmutable,
     /// A bundle older than one already accepted was refused (anti-rollback).
     RollbackRefused,
+    /// A pull that requires it found no signature referrer by a trusted key.
+    ReferrerSignatureMissing,
     /// A build would replace a bundle of the same name and version with other content.
     ReleaseImmutable,
     /// An unsigned build would replace a signed bundle.
@@ -118,6 +120,7 @@ impl Code {
         Code::ArtifactInvalid,
         Code::TagImmutable,
         Code::RollbackRefused,
+        Code::ReferrerSignatureMissing,
         Code::ReleaseImmutable,
         Code::SignatureDowngrade,
         Code::Io,
@@ -158,6 +161,7 @@ impl Code {
             Code::ArtifactInvalid => "artifact_invalid",
             Code::TagImmutable => "tag_immutable",
             Code::RollbackRefused => "rollback_refused",
+            Code::ReferrerSignatureMissing => "referrer_signature_missing",
             Code::ReleaseImmutable => "release_immutable",
             Code::SignatureDowngrade => "signature_downgrade",
             Code::Io => "io_error",
@@ -213,6 +217,9 @@ impl Code {
             }
             Code::TagImmutable => "a push would move a release-version tag to different content",
             Code::RollbackRefused => "a bundle older than the highest version already accepted",
+            Code::ReferrerSignatureMissing => {
+                "--require-referrer-signature, and no OCI referrer of the bundle carries a trusted signature over it"
+            }
             Code::ReleaseImmutable => {
                 "a build would replace a bundle of the same name and version with other content (allowed with --force)"
             }

@@ -48,6 +48,8 @@ pub mod pointer;
 #[cfg(feature = "python")]
 pub mod python;
 #[cfg(feature = "oci")]
+pub mod referrers;
+#[cfg(feature = "oci")]
 pub mod registry;
 pub mod schema;
 pub mod schema_bytes;

@@ -192,6 +192,24 @@ impl ArtifactRef {
     pub fn repository_key(&self) -> String {
         format!("{}/{}", self.registry(), self.repository())
     }
+
+    /// The manifest `digest` in the same repository.
+    pub(crate) fn at_digest(&self, digest: &str) -> Reference {
+        Reference::with_digest(
+            self.registry().to_string(),
+            self.repository().to_string(),
+            digest.to_string(),
+        )
+    }
+
+    /// The tag `tag` in the same repository.
+    pub(crate) fn at_tag(&self, tag: &str) -> Reference {
+        Reference::with_tag(
+            self.registry().to_string(),
+            self.repository().to_string(),
+            tag.to_string(),
+        )
+    }
 }
 
 /// If `text` is an `oci://` reference, the reference without the scheme.
@@ -244,9 +262,180 @@ fn auth(reference: &ArtifactRef, options: &Options) -> Result<RegistryAuth, Find
     })
 }
 
+/// A client and the credentials for one reference's registry: the requests the
+/// referrers need besides [`push`] and [`pull`] (crate-internal).
+pub(crate) struct Session {
+    client: Client,
+    auth: RegistryAuth,
+}
+
+impl Session {
+    /// A session for `reference`'s registry, credentials stored for every request.
+    pub(crate) async fn new(
+        reference: &ArtifactRef,
+        options: &Options,
+    ) -> Result<Session, Finding> {
+        let auth = auth(reference, options)?;
+        let client = client(options);
+        client
+            .store_auth_if_needed(reference.inner.resolve_registry(), &auth)
+            .await;
+        Ok(Session { client, auth })
+    }
+
+    /// Upload `bytes` as a blob of `reference`'s repository, unless it is there already.
+    pub(crate) async fn upload_blob(
+        &self,
+        reference: &ArtifactRef,
+        bytes: &[u8],
+    ) -> Result<(), Finding> {
+        let at = reference.as_str();
+        let digest = sha256(bytes);
+        let exists = self
+            .client
+            .blob_exists(&reference.inner, &digest)
+            .await
+            .map_err(|e| registry_finding(e, at))?;
+        if !exists {
+            self.client
+                .push_blob(&reference.inner, bytes.to_vec(), &digest)
+                .await
+                .map_err(|e| registry_finding(e, at))?;
+        }
+        Ok(())
+    }
+
+    /// PUT `bytes` as a manifest of `media_type` at `target` (a tag or a digest).
+    pub(crate) async fn put_manifest(
+        &self,
+        target: &Reference,
+        bytes: Vec<u8>,
+        media_type: &str,
+        at: &str,
+    ) -> Result<(), Finding> {
+        let content_type = media_type.parse().map_err(|_| {
+            Finding::new(Code::Io, "a media type is not a header value", location(at))
+        })?;
+        self.client
+            .push_manifest_raw(target, bytes, content_type)
+            .await
+            .map_err(|e| registry_finding(e, at))?;
+        Ok(())
+    }
+
+    /// GET the manifest at `target`, accepting `media_type`: `None` when there is none,
+    /// a finding when it is larger than [`MAX_MANIFEST_BYTES`].
+    pub(crate) async fn get_manifest(
+        &self,
+        target: &Reference,
+        media_type: &str,
+        at: &str,
+    ) -> Result<Option<Vec<u8>>, Finding> {
+        match self
+            .client
+            .pull_manifest_raw(target, &self.auth, &[media_type])
+            .await
+        {
+            Ok((bytes, _)) if bytes.len() > MAX_MANIFEST_BYTES => Err(Finding::new(
+                Code::ResourceLimitExceeded,
+                format!("a manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
+                location(at),
+            )),
+            Ok((bytes, _)) => Ok(Some(bytes.to_vec())),
+            Err(e) if is_not_found(&e) => Ok(None),
+            Err(e) => Err(registry_finding(e, at)),
+        }
+    }
+
+    /// The descriptors of the referrers of the manifest `subject` (a digest reference)
+    /// of type `artifact_type`: through the registry's referrers API, or — when it
+    /// answers 404, as a registry without one does — the referrers tag schema's index
+    /// (`sha256-<hex>`). No referrers is an empty list.
+    pub(crate) async fn referrers(
+        &self,
+        subject: &Reference,
+        artifact_type: &str,
+        at: &str,
+    ) -> Result<Vec<Value>, Finding> {
+        let index = self
+            .client
+            .pull_referrers(subject, Some(artifact_type))
+            .await
+            .map_err(|e| registry_finding(e, at))?;
+        Ok(index
+            .manifests
+            .into_iter()
+            .filter_map(|entry| serde_json::to_value(entry).ok())
+            .collect())
+    }
+
+    /// Download the blob `layer` of `reference`'s repository, its size and SHA-256
+    /// checked as it streams: more bytes than declared stop the download.
+    pub(crate) async fn get_blob(
+        &self,
+        reference: &ArtifactRef,
+        layer: &Layer,
+        media_type: &str,
+        at: &str,
+    ) -> Result<Vec<u8>, Finding> {
+        let descriptor = OciDescriptor {
+            media_type: media_type.to_string(),
+            digest: layer.digest.clone(),
+            size: layer.size as i64,
+            ..OciDescriptor::default()
+        };
+        let mut stream = self
+            .client
+            .pull_blob_stream(&reference.inner, &descriptor)
+            .await
+            .map_err(|e| registry_finding(e, at))?;
+        let capacity = usize::try_from(layer.size).unwrap_or(0).min(64 << 20);
+        let mut bytes = Vec::with_capacity(capacity);
+        let mut hasher = Sha256::new();
+        let mismatch = || {
+            Finding::new(
+                Code::DigestMismatch,
+                "the layer's bytes do not match the size and digest its manifest declares",
+                location(at),
+            )
+        };
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| {
+                if e.to_string().to_ascii_lowercase().contains("digest") {
+                    mismatch()
+                } else {
+                    Finding::new(
+                        Code::RegistryError,
+                        format!("the layer download failed: {}", e.kind()),
+                        location(at),
+                    )
+                }
+            })?;
+            if (bytes.len() + chunk.len()) as u64 > layer.size {
+                return Err(mismatch());
+            }
+            hasher.update(&chunk);
+            bytes.extend_from_slice(&chunk);
+        }
+        if bytes.len() as u64 != layer.size
+            || format!("sha256:{:x}", hasher.finalize()) != layer.digest
+        {
+            return Err(mismatch());
+        }
+        Ok(bytes)
+    }
+}
+
 /// `sha256:` + lowercase hex.
 pub fn sha256(bytes: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(bytes))
+}
+
+/// Whether `digest` is `sha256:` and 64 lowercase hex digits (the only form we read).
+pub fn is_sha256_digest(digest: &str) -> bool {
+    digest.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
 }
 
 /// The RFC 3339 time written as `org.opencontainers.image.created`: SOURCE_DATE_EPOCH
@@ -396,10 +585,24 @@ pub async fn pull(
     options: &Options,
     max_layer_bytes: u64,
 ) -> Result<Pulled, Finding> {
+    within_deadline(
+        options,
+        reference.as_str(),
+        pull_within(reference, options, max_layer_bytes),
+    )
+    .await
+}
+
+/// Run one registry operation under the overall deadline ([`Timeouts::total`]).
+pub(crate) async fn within_deadline<T>(
+    options: &Options,
+    reference: &str,
+    operation: impl Future<Output = Result<T, Finding>>,
+) -> Result<T, Finding> {
     let total = options.timeouts.total;
-    match tokio::time::timeout(total, pull_within(reference, options, max_layer_bytes)).await {
+    match tokio::time::timeout(total, operation).await {
         Ok(result) => result,
-        Err(_) => Err(deadline_passed(reference.as_str(), total)),
+        Err(_) => Err(deadline_passed(reference, total)),
     }
 }
 
@@ -408,7 +611,7 @@ fn deadline_passed(reference: &str, total: Duration) -> Finding {
     Finding::new(
         Code::RegistryError,
         format!(
-            "the registry did not complete the pull within the overall deadline ({} s)",
+            "the registry did not complete the operation within the overall deadline ({} s)",
             total.as_secs_f64()
         ),
         location(reference),
@@ -449,48 +652,9 @@ async fn pull_within(
             .with_help("the reference must name an artifact written by `skillbundle push`")
     })?;
 
-    let descriptor = OciDescriptor {
-        media_type: LAYER_MEDIA_TYPE.to_string(),
-        digest: layer.digest.clone(),
-        size: layer.size as i64,
-        ..OciDescriptor::default()
-    };
-    let mut stream = client
-        .pull_blob_stream(image, &descriptor)
-        .await
-        .map_err(|e| registry_finding(e, at))?;
-    let capacity = usize::try_from(layer.size).unwrap_or(0).min(64 << 20);
-    let mut bytes = Vec::with_capacity(capacity);
-    let mut hasher = Sha256::new();
-    let mismatch = || {
-        Finding::new(
-            Code::DigestMismatch,
-            "the layer's bytes do not match the size and digest its manifest declares",
-            location(at),
-        )
-    };
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            if e.to_string().to_ascii_lowercase().contains("digest") {
-                mismatch()
-            } else {
-                Finding::new(
-                    Code::RegistryError,
-                    format!("the layer download failed: {}", e.kind()),
-                    location(at),
-                )
-            }
-        })?;
-        if (bytes.len() + chunk.len()) as u64 > layer.size {
-            return Err(mismatch());
-        }
-        hasher.update(&chunk);
-        bytes.extend_from_slice(&chunk);
-    }
-    if bytes.len() as u64 != layer.size || format!("sha256:{:x}", hasher.finalize()) != layer.digest
-    {
-        return Err(mismatch());
-    }
+    let bytes = Session { client, auth }
+        .get_blob(reference, &layer, LAYER_MEDIA_TYPE, at)
+        .await?;
     Ok(Pulled {
         bytes,
         pinned: format!("{}@{actual}", reference.repository_key()),
@@ -538,10 +702,7 @@ pub fn check_manifest(bytes: &[u8], max_layer_bytes: u64) -> Result<Layer, (Code
         return invalid(&format!("the layer's media type is not {LAYER_MEDIA_TYPE}"));
     }
     let digest = layer.get("digest").and_then(Value::as_str).unwrap_or("");
-    let well_formed = digest.strip_prefix("sha256:").is_some_and(|hex| {
-        hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    });
-    if !well_formed {
+    if !is_sha256_digest(digest) {
         return invalid("the layer's digest is not sha256: and 64 lowercase hex digits");
     }
     let Some(size) = layer.get("size").and_then(Value::as_u64) else {

@@ -971,3 +971,412 @@ fn oras_pushes_what_skillbundle_pulls_and_pulls_what_it_pushes() {
         bytes
     );
 }
+
+/// The bundle V1's artifact manifest digest as `push` writes it, and its signing
+/// payload (the manifest's JCS bytes without its signatures).
+fn subject_and_payload(ws: &Path) -> (String, Vec<u8>) {
+    let bytes = std::fs::read(ws.join(V1)).unwrap();
+    let info = registry::BundleInfo {
+        name: "example-network-skills".into(),
+        version: "0.1.0".into(),
+        skills: 3,
+    };
+    let manifest = skillbundle::bundle::load::read_manifest(&bytes, Default::default()).unwrap();
+    (
+        registry::sha256(&registry::manifest_for(&bytes, &info)),
+        skillbundle::bundle::sign::signing_payload(&manifest),
+    )
+}
+
+#[test]
+fn push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_api() {
+    let Some(()) = tools() else { return };
+    let Some(oras) = oras() else { return };
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let target = format!("{}/skills/net:0.1.0", registry.host());
+    let pushed = push(ws.path(), V1, &target, &[]);
+    assert_eq!(pushed.status, 0, "{}{}", pushed.stdout, pushed.stderr);
+    let doc = pushed.json();
+    let digest = doc["digest"].as_str().unwrap().to_string();
+    let referrer = doc["referrer"]["digest"].as_str().unwrap().to_string();
+    let tag = digest.replace(':', "-");
+    // Distribution 2.8 has no referrers API: the referrers tag schema's index lists it.
+    assert_eq!(doc["referrer"]["fallback_tag"], tag.as_str());
+    assert_eq!(
+        doc["referrer"]["artifact_type"],
+        "application/vnd.skillbundle.signature.v1"
+    );
+
+    // ORAS sees the tag, and the index under it names the referrer with its type.
+    let repo = format!("{}/skills/net", registry.host());
+    let tags: Vec<String> =
+        serde_json::from_str(&oras.run(&["tags", &repo], ws.path()).unwrap()).unwrap();
+    assert!(tags.contains(&tag), "{tags:?}");
+    let index: Value = serde_json::from_str(
+        &oras
+            .run(&["manifest", &format!("{repo}:{tag}")], ws.path())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        index["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
+    let listed = index["manifests"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{index}");
+    assert_eq!(listed[0]["digest"], referrer.as_str());
+    assert_eq!(
+        listed[0]["artifactType"],
+        "application/vnd.skillbundle.signature.v1"
+    );
+    // skopeo reads the referrer: its subject is the bundle's manifest, its one layer
+    // the detached JWS of the bundle's own signatures.
+    let raw = skopeo_raw(&format!("{repo}@{referrer}"));
+    let manifest: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(manifest["subject"]["digest"], digest.as_str());
+    assert_eq!(manifest["layers"][0]["mediaType"], "application/jose+json");
+    let bundle_manifest = skillbundle::bundle::load::read_manifest(
+        &std::fs::read(ws.path().join(V1)).unwrap(),
+        Default::default(),
+    )
+    .unwrap();
+    let jws_digest = manifest["layers"][0]["digest"].as_str().unwrap();
+    let (status, _, jws) = http(
+        registry.port,
+        "GET",
+        &format!("/v2/skills/net/blobs/{jws_digest}"),
+        &[],
+        b"",
+    );
+    assert_eq!(status, 200);
+    let jws: Value = serde_json::from_slice(&jws).unwrap();
+    assert_eq!(
+        jws,
+        json!({"signatures": bundle_manifest["signatures"].clone()})
+    );
+
+    // Pushed again: already listed, never listed twice.
+    let again = push(ws.path(), V1, &target, &[]);
+    assert_eq!(again.json()["referrer"]["digest"], referrer.as_str());
+    assert_eq!(again.json()["referrer"]["fallback_tag"], Value::Null);
+    let index: Value = serde_json::from_slice(&skopeo_raw(&format!("{repo}:{tag}"))).unwrap();
+    assert_eq!(index["manifests"].as_array().unwrap().len(), 1);
+
+    // An unsigned bundle has no signature to publish.
+    let unsigned = tempfile::tempdir().unwrap();
+    copy_tree(&example_skills(), unsigned.path());
+    assert_eq!(run(&["build", "."], unsigned.path()).status, 0);
+    let bare = run(
+        &[
+            "push",
+            V1,
+            &format!("{}/skills/unsigned:0.1.0", registry.host()),
+            "--plain-http",
+            "--allow-unsigned",
+            "--format",
+            "json",
+        ],
+        unsigned.path(),
+    );
+    assert_eq!(bare.status, 0, "{}", bare.stderr);
+    assert_eq!(bare.json()["referrer"], Value::Null);
+}
+
+#[test]
+fn pull_can_require_a_trusted_signature_referrer_of_the_very_bundle() {
+    let Some(()) = tools() else { return };
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let host = registry.host();
+    let (subject, payload) = subject_and_payload(ws.path());
+    let require = ["--require-referrer-signature"];
+
+    // Pushed by `push`: found under the referrers tag, verified, written.
+    let target = format!("{host}/skills/net:0.1.0");
+    assert_eq!(push(ws.path(), V1, &target, &[]).status, 0);
+    let pulled = pull(ws.path(), &format!("oci://{target}"), "ok", &require);
+    assert_eq!(pulled.status, 0, "{}{}", pulled.stdout, pulled.stderr);
+    assert_eq!(files_in(&ws.path().join("ok")).len(), 1);
+    // The same through Bundle::fetch, an agent's start-up.
+    let options = fetch::FetchOptions {
+        require_referrer_signature: true,
+        ..plain()
+    };
+    let state = tempfile::tempdir().unwrap();
+    let fetched = fetch::fetch(&target, &trusted(ws.path()), state.path(), &options).unwrap();
+    assert!(matches!(fetched.source, Source::Registry { .. }));
+
+    // The same bundle uploaded without a referrer: accepted without the flag only.
+    let bytes = std::fs::read(ws.path().join(V1)).unwrap();
+    let info = registry::BundleInfo {
+        name: "example-network-skills".into(),
+        version: "0.1.0".into(),
+        skills: 3,
+    };
+    let bare = "bare/net";
+    upload_blob(registry.port, bare, b"{}");
+    upload_blob(registry.port, bare, &bytes);
+    let manifest: Value = serde_json::from_slice(&registry::manifest_for(&bytes, &info)).unwrap();
+    upload_manifest(registry.port, bare, "0.1.0", &manifest);
+    let bare_ref = format!("oci://{host}/{bare}:0.1.0");
+    assert_eq!(pull(ws.path(), &bare_ref, "plain", &[]).status, 0);
+    let refused = pull(ws.path(), &bare_ref, "refused", &require);
+    assert_eq!(refused.status, 1, "{}", refused.stdout);
+    let finding = refused.finding("referrer_signature_missing");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains(&subject.replace(':', "-")),
+        "{finding}"
+    );
+    assert!(files_in(&ws.path().join("refused")).is_empty());
+    let state = tempfile::tempdir().unwrap();
+    let none = fetch::fetch(&bare_ref, &trusted(ws.path()), state.path(), &options)
+        .err()
+        .unwrap();
+    assert_eq!(none[0].code.as_str(), "referrer_signature_missing");
+
+    // Referrers listed under the tag that do not qualify: signed by a stranger over the
+    // bundle, signed by the vendor over other content. None is accepted.
+    let stranger = skillbundle::keys::SigningKeyPair::from_seed(&[9; 32]);
+    let foreign_jws =
+        skillbundle::referrers::jws_document(&[skillbundle::jws::sign(&payload, &stranger)]);
+    let vendor = skillbundle::keys::SigningKeyPair::from_pkcs8_pem(&read(
+        &ws.path().join("keys/release.key"),
+    ))
+    .unwrap();
+    let elsewhere_jws =
+        skillbundle::referrers::jws_document(&[skillbundle::jws::sign(b"other", &vendor)]);
+    let subject_bytes = registry::manifest_for(&bytes, &info);
+    let mut listed = Vec::new();
+    for jws in [&foreign_jws, &elsewhere_jws] {
+        upload_blob(registry.port, bare, jws);
+        let referrer = skillbundle::referrers::signature_manifest(jws, &subject_bytes, &info);
+        let digest = registry::sha256(&referrer);
+        let value: Value = serde_json::from_slice(&referrer).unwrap();
+        upload_manifest(registry.port, bare, &digest, &value);
+        listed.push(json!({
+            "mediaType": registry::MANIFEST_MEDIA_TYPE,
+            "digest": digest,
+            "size": referrer.len(),
+            "artifactType": "application/vnd.skillbundle.signature.v1",
+        }));
+    }
+    let index = json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": listed,
+    });
+    let (status, _, body) = http(
+        registry.port,
+        "PUT",
+        &format!("/v2/{bare}/manifests/{}", subject.replace(':', "-")),
+        &[("Content-Type", "application/vnd.oci.image.index.v1+json")],
+        &serde_json::to_vec(&index).unwrap(),
+    );
+    assert_eq!(status, 201, "{}", String::from_utf8_lossy(&body));
+    let refused = pull(ws.path(), &bare_ref, "refused", &require);
+    assert_eq!(refused.status, 1, "{}", refused.stdout);
+    let finding = refused.finding("referrer_signature_missing");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains("none is signed by a trusted key over this bundle"),
+        "{finding}"
+    );
+    assert!(files_in(&ws.path().join("refused")).is_empty());
+}
+
+/// A front for the registry with the referrers API Distribution 2.8 lacks: it forwards
+/// every request, remembers each manifest pushed with a `subject` (when `remember`),
+/// answers `GET /v2/<name>/referrers/<digest>` itself (200, an image index, `extra`
+/// descriptors first: a registry that lies) and sets `OCI-Subject` on the PUT's
+/// response, as the distribution spec says. Every request line is logged.
+fn referrers_api(
+    registry_port: u16,
+    extra: Vec<Value>,
+    remember: bool,
+) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    // (repository, subject digest) → the descriptors of its referrers.
+    type Listed = BTreeMap<(String, String), Vec<Value>>;
+    let referrers: Arc<Mutex<Listed>> = Arc::default();
+    let log_out = log.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { return };
+            let (log, referrers, extra) = (log.clone(), referrers.clone(), extra.clone());
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if client.read(&mut byte).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let text = String::from_utf8_lossy(&head).into_owned();
+                let mut lines = text.split("\r\n");
+                let request_line = lines.next().unwrap_or("").to_string();
+                let headers: Vec<&str> = lines.filter(|l| !l.is_empty()).collect();
+                let length: usize = headers
+                    .iter()
+                    .filter_map(|l| l.split_once(':'))
+                    .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+                    .and_then(|(_, v)| v.trim().parse().ok())
+                    .unwrap_or(0);
+                let mut body = vec![0u8; length];
+                client.read_exact(&mut body).unwrap();
+                log.lock().unwrap().push(request_line.clone());
+                let path = request_line.split(' ').nth(1).unwrap_or("/").to_string();
+                let path = path.split('?').next().unwrap_or("").to_string();
+                if let Some((name, digest)) = path
+                    .strip_prefix("/v2/")
+                    .and_then(|p| p.split_once("/referrers/"))
+                {
+                    let mut manifests = extra.clone();
+                    if let Some(known) = referrers
+                        .lock()
+                        .unwrap()
+                        .get(&(name.to_string(), digest.to_string()))
+                    {
+                        manifests.extend(known.iter().cloned());
+                    }
+                    let index = serde_json::to_vec(&json!({
+                        "schemaVersion": 2,
+                        "mediaType": "application/vnd.oci.image.index.v1+json",
+                        "manifests": manifests,
+                    }))
+                    .unwrap();
+                    let _ = client.write_all(format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.index.v1+json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        index.len()
+                    ).as_bytes());
+                    let _ = client.write_all(&index);
+                    return;
+                }
+                let mut upstream = TcpStream::connect(("127.0.0.1", registry_port)).unwrap();
+                let mut forwarded = format!("{request_line}\r\n");
+                for line in &headers {
+                    if !line.to_ascii_lowercase().starts_with("connection:") {
+                        forwarded.push_str(line);
+                        forwarded.push_str("\r\n");
+                    }
+                }
+                forwarded.push_str("Connection: close\r\n\r\n");
+                upstream.write_all(forwarded.as_bytes()).unwrap();
+                upstream.write_all(&body).unwrap();
+                let mut response = Vec::new();
+                let _ = upstream.read_to_end(&mut response);
+                let subject = serde_json::from_slice::<Value>(&body)
+                    .ok()
+                    .and_then(|m| m["subject"]["digest"].as_str().map(str::to_string));
+                let pushed_manifest =
+                    request_line.starts_with("PUT ") && path.contains("/manifests/");
+                if let (true, Some(subject)) = (pushed_manifest, subject) {
+                    let manifest: Value = serde_json::from_slice(&body).unwrap();
+                    let name = path
+                        .strip_prefix("/v2/")
+                        .and_then(|p| p.split_once("/manifests/"))
+                        .unwrap()
+                        .0
+                        .to_string();
+                    if remember {
+                        referrers
+                            .lock()
+                            .unwrap()
+                            .entry((name, subject.clone()))
+                            .or_default()
+                            .push(json!({
+                                "mediaType": manifest["mediaType"],
+                                "digest": registry::sha256(&body),
+                                "size": body.len(),
+                                "artifactType": manifest["artifactType"],
+                                "annotations": manifest["annotations"],
+                            }));
+                    }
+                    // OCI-Subject after the status line.
+                    let split = response.windows(2).position(|w| w == b"\r\n").unwrap();
+                    let mut with = response[..split + 2].to_vec();
+                    with.extend_from_slice(format!("OCI-Subject: {subject}\r\n").as_bytes());
+                    with.extend_from_slice(&response[split + 2..]);
+                    response = with;
+                }
+                let _ = client.write_all(&response);
+            });
+        }
+    });
+    (port, log_out)
+}
+
+#[test]
+fn a_registry_with_the_referrers_api_lists_the_signature_itself() {
+    let Some(()) = tools() else { return };
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let (port, log) = referrers_api(registry.port, vec![], true);
+    let target = format!("127.0.0.1:{port}/skills/net:0.1.0");
+    let pushed = push(ws.path(), V1, &target, &[]);
+    assert_eq!(pushed.status, 0, "{}{}", pushed.stdout, pushed.stderr);
+    let doc = pushed.json();
+    let digest = doc["digest"].as_str().unwrap().to_string();
+    let tag = digest.replace(':', "-");
+    // Listed by the API: no fallback tag is written.
+    assert_eq!(doc["referrer"]["fallback_tag"], Value::Null, "{doc}");
+    let tags = Command::new("skopeo")
+        .args(["list-tags", "--tls-verify=false"])
+        .arg(format!("docker://{}/skills/net", registry.host()))
+        .output()
+        .unwrap();
+    let tags = String::from_utf8_lossy(&tags.stdout);
+    assert!(tags.contains("0.1.0") && !tags.contains(&tag), "{tags}");
+
+    let pulled = pull(
+        ws.path(),
+        &format!("oci://{target}"),
+        "ok",
+        &["--require-referrer-signature"],
+    );
+    assert_eq!(pulled.status, 0, "{}{}", pulled.stdout, pulled.stderr);
+    let log = log.lock().unwrap().clone();
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with(&format!("GET /v2/skills/net/referrers/{digest}"))),
+        "{log:?}"
+    );
+    assert!(!log.iter().any(|l| l.contains(&tag)), "{log:?}");
+
+    // An API that lies: a descriptor for a manifest it does not have, and the bundle's
+    // own manifest passed off as a signature. Neither is accepted.
+    let manifest_size = skopeo_raw(&format!("{}/skills/net:0.1.0", registry.host())).len();
+    let lies = vec![
+        json!({"mediaType": registry::MANIFEST_MEDIA_TYPE, "digest": registry::sha256(b"none"), "size": 4,
+               "artifactType": "application/vnd.skillbundle.signature.v1"}),
+        json!({"mediaType": registry::MANIFEST_MEDIA_TYPE, "digest": digest, "size": manifest_size,
+               "artifactType": "application/vnd.skillbundle.signature.v1"}),
+    ];
+    let (liar, _) = referrers_api(registry.port, lies, false);
+    let refused = pull(
+        ws.path(),
+        &format!("oci://127.0.0.1:{liar}/skills/net:0.1.0"),
+        "refused",
+        &["--require-referrer-signature"],
+    );
+    assert_eq!(refused.status, 1, "{}", refused.stdout);
+    let finding = refused.finding("referrer_signature_missing");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 signature referrer(s)"),
+        "{finding}"
+    );
+    assert!(files_in(&ws.path().join("refused")).is_empty());
+}

@@ -10,13 +10,14 @@ use serde::Serialize;
 use skillbundle::bundle::{self, Bundle, TrustedKeys};
 use skillbundle::fetch::{self, FetchOptions, Source};
 use skillbundle::finding::{Code, Finding};
+use skillbundle::referrers;
 use skillbundle::registry::{self, ArtifactRef, Options};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The help shown under `skillbundle pull --help`.
-const AFTER_HELP: &str = "Examples:\n  skillbundle pull oci://registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json --out bundles/\n  skillbundle pull registry.example.com/skills/net@sha256:DIGEST --trust keys/trusted.jwks.json --out bundles/\n  skillbundle pull oci://localhost:5000/skills/net:stable --trust k.jwk.json --out b/ --state /var/lib/agent/skills --plain-http\n\nThe manifest's artifact type (artifactType, or config.mediaType in the OCI 1.0 form ORAS writes),\nmedia types and sizes are checked before the layer is downloaded; the\nlayer's digest is checked as it streams; then the bundle is verified exactly as `verify` does. Only\nthen is DIR/<name>-<version>.tar.gz written (atomically): on any failure nothing is written.\nWith --state DIR, a bundle older than the highest version already accepted there, another bundle\nname under the same registry/repository, or other content for an accepted version is refused\n(rollback_refused; --allow-rollback overrides), and the state records what was accepted. The\nwhole pull has a deadline (--timeout 120s; --connect-timeout 10s, --read-timeout 30s). --trust takes a JWK, a PEM, or a\nJWK Set ({\"keys\": [...]}) holding the keys of a rotation.";
+const AFTER_HELP: &str = "Examples:\n  skillbundle pull oci://registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json --out bundles/\n  skillbundle pull registry.example.com/skills/net@sha256:DIGEST --trust keys/trusted.jwks.json --out bundles/\n  skillbundle pull oci://localhost:5000/skills/net:stable --trust k.jwk.json --out b/ --state /var/lib/agent/skills --plain-http\n\nThe manifest's artifact type (artifactType, or config.mediaType in the OCI 1.0 form ORAS writes),\nmedia types and sizes are checked before the layer is downloaded; the\nlayer's digest is checked as it streams; then the bundle is verified exactly as `verify` does. Only\nthen is DIR/<name>-<version>.tar.gz written (atomically): on any failure nothing is written.\nWith --state DIR, a bundle older than the highest version already accepted there, another bundle\nname under the same registry/repository, or other content for an accepted version is refused\n(rollback_refused; --allow-rollback overrides), and the state records what was accepted. The\nwhole pull has a deadline (--timeout 120s; --connect-timeout 10s, --read-timeout 30s). --trust takes a JWK, a PEM, or a\nJWK Set ({\"keys\": [...]}) holding the keys of a rotation.\n\nWith --require-referrer-signature, the bundle is accepted only if the registry also lists its\nsignature as an OCI referrer of the pulled manifest (as `push` publishes it: artifactType\napplication/vnd.skillbundle.signature.v1), found through the referrers API or, on a registry\nwithout one, the sha256-<hex> tag, and signed by a --trust key over this bundle\n(referrer_signature_missing otherwise). The signature inside the bundle is checked either way.";
 
 /// `pull --format json`.
 #[derive(Serialize)]
@@ -48,6 +49,11 @@ pub struct Args {
     /// highest (an operator's deliberate downgrade or switch).
     #[arg(long, requires = "state")]
     allow_rollback: bool,
+    /// Also require the bundle's signature as an OCI referrer of its manifest (as `push`
+    /// publishes it), signed by a --trust key over this very bundle: found through the
+    /// registry's referrers API, or the sha256-<hex> tag where it has none.
+    #[arg(long)]
+    require_referrer_signature: bool,
     #[command(flatten)]
     trust: TrustArgs,
 }
@@ -56,6 +62,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
     let options = FetchOptions {
         registry: args.trust.registry_options(),
         allow_rollback: args.allow_rollback,
+        require_referrer_signature: args.require_referrer_signature,
     };
     pull(
         format,
@@ -74,14 +81,16 @@ pub fn open_reference(
     options: &Options,
 ) -> Option<Result<Bundle, Vec<Finding>>> {
     registry::strip_scheme(text)?;
-    Some(pull_and_open(text, trust, options).map(|(bundle, _, _)| bundle))
+    let options = FetchOptions::from(options.clone());
+    Some(pull_and_open(text, trust, &options).map(|(bundle, _, _)| bundle))
 }
 
 fn pull_and_open(
     text: &str,
     trust: &TrustedKeys,
-    options: &Options,
+    fetch_options: &FetchOptions,
 ) -> Result<(Bundle, Vec<u8>, String), Vec<Finding>> {
+    let options = &fetch_options.registry;
     let reference = ArtifactRef::parse(text).map_err(|f| vec![f])?;
     let limit = bundle::archive::ReadLimits::default().max_total_bytes;
     let pulled = registry::block_on(registry::pull(&reference, options, limit))
@@ -93,6 +102,17 @@ fn pull_and_open(
         }
         findings
     })?;
+    if fetch_options.require_referrer_signature {
+        registry::block_on(referrers::verify_signature(
+            &reference,
+            &pulled.manifest_digest,
+            &pulled.bytes,
+            trust,
+            options,
+        ))
+        .and_then(|r| r)
+        .map_err(|f| vec![f])?;
+    }
     Ok((bundle, pulled.bytes, pulled.pinned))
 }
 
@@ -107,7 +127,7 @@ fn pull(
 ) -> ExitCode {
     let nothing = "the bundle was refused; nothing was written";
     let (bundle, bytes, pinned, previous) = match state {
-        None => match pull_and_open(reference, trust, &options.registry) {
+        None => match pull_and_open(reference, trust, options) {
             Ok((bundle, bytes, pinned)) => (bundle, bytes, pinned, None),
             Err(findings) => return fail_with(format, &findings, nothing),
         },

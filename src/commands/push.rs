@@ -8,12 +8,13 @@ use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::bundle::{self, Bundle, TrustedKeys};
 use skillbundle::finding::Finding;
+use skillbundle::referrers;
 use skillbundle::registry::{self, ArtifactRef, BundleInfo, Options};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The help shown under `skillbundle push --help`.
-const AFTER_HELP: &str = "Examples:\n  skillbundle push dist/net-skills-0.2.0.tar.gz registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json\n  skillbundle push dist/net-skills-0.2.0.tar.gz localhost:5000/skills/net:0.2.0 --trust keys/release.jwk.json --plain-http\n\nThe bundle is verified first (signed by a --trust key unless --allow-unsigned), then pushed as an OCI 1.1\nartifact: artifactType application/vnd.skillbundle.bundle.v1, the empty config, one layer that is the\n.tar.gz byte for byte, and annotations (title, version, created from SOURCE_DATE_EPOCH, bundle name,\nskill count). Pushing the same bundle twice gives the same digest. A tag that names a release version\nis never moved to other content (tag_immutable) unless --force; other tags (latest, stable) move.\nCredentials: REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, or ~/.docker/config.json\n(as written by `docker login` / `skopeo login`). Prints REGISTRY/REPOSITORY:TAG@sha256:DIGEST.";
+const AFTER_HELP: &str = "Examples:\n  skillbundle push dist/net-skills-0.2.0.tar.gz registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json\n  skillbundle push dist/net-skills-0.2.0.tar.gz localhost:5000/skills/net:0.2.0 --trust keys/release.jwk.json --plain-http\n\nThe bundle is verified first (signed by a --trust key unless --allow-unsigned), then pushed as an OCI 1.1\nartifact: artifactType application/vnd.skillbundle.bundle.v1, the empty config, one layer that is the\n.tar.gz byte for byte, and annotations (title, version, created from SOURCE_DATE_EPOCH, bundle name,\nskill count). Pushing the same bundle twice gives the same digest. A tag that names a release version\nis never moved to other content (tag_immutable) unless --force; other tags (latest, stable) move.\nCredentials: REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, or ~/.docker/config.json\n(as written by `docker login` / `skopeo login`). Prints REGISTRY/REPOSITORY:TAG@sha256:DIGEST.\n\nA signed bundle's signature is also pushed as an OCI referrer of that manifest (artifactType\napplication/vnd.skillbundle.signature.v1, one application/jose+json layer: the manifest's detached\nJWS), so `oras discover` and policy engines see it. A registry without the referrers API (CNCF\nDistribution 2.8) gets it listed under the tag sha256-<hex of the manifest digest> instead (the\ndistribution spec's referrers tag schema). `pull --require-referrer-signature` checks it.";
 
 /// `push --format json`.
 #[derive(Serialize)]
@@ -24,7 +25,18 @@ struct Report<'a> {
     digest: &'a str,
     unchanged: bool,
     moved: bool,
+    /// The signature pushed as an OCI referrer of the manifest (`null` when unsigned).
+    referrer: Option<Referrer<'a>>,
     findings: &'a [Finding],
+}
+
+#[derive(Serialize)]
+struct Referrer<'a> {
+    digest: &'a str,
+    artifact_type: &'a str,
+    /// The referrers tag schema's tag this push listed it under, when the registry
+    /// has no referrers API (`null` when the registry lists it).
+    fallback_tag: Option<&'a str>,
 }
 
 /// Verify a bundle and push it to an OCI registry as a skillbundle artifact.
@@ -48,7 +60,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         &args.bundle,
         &args.reference,
         &args.trust.keys(),
-        args.trust.plain_http,
+        &args.trust.registry_options(),
         args.force,
     )
 }
@@ -59,7 +71,7 @@ fn push(
     path: &Path,
     reference: &str,
     trust: &TrustedKeys,
-    plain_http: bool,
+    options: &Options,
     force: bool,
 ) -> ExitCode {
     let nothing = "nothing was pushed";
@@ -90,15 +102,24 @@ fn push(
         version: loaded.version().to_string(),
         skills: loaded.skill_ids().count(),
     };
-    let options = Options {
-        plain_http,
-        ..Options::default()
-    };
     let pushed =
-        registry::block_on(registry::push(&bytes, &info, &target, &options, force)).and_then(|r| r);
+        registry::block_on(registry::push(&bytes, &info, &target, options, force)).and_then(|r| r);
     let pushed = match pushed {
         Ok(p) => p,
         Err(f) => return fail_with(format, &[f], nothing),
+    };
+    // The signature beside it, as an OCI referrer other tools can list.
+    let referrer = registry::block_on(referrers::push_signature(&bytes, &info, &target, options))
+        .and_then(|r| r);
+    let referrer = match referrer {
+        Ok(r) => r,
+        Err(f) => {
+            let outcome = format!(
+                "{} was pushed, but its signature referrer was not",
+                pushed.reference
+            );
+            return fail_with(format, &[f], &outcome);
+        }
     };
     let doc = Report {
         ok: true,
@@ -111,6 +132,11 @@ fn push(
         digest: &pushed.digest,
         unchanged: pushed.unchanged,
         moved: pushed.moved,
+        referrer: referrer.as_ref().map(|r| Referrer {
+            digest: &r.digest,
+            artifact_type: referrers::SIGNATURE_ARTIFACT_TYPE,
+            fallback_tag: r.fallback_tag.as_deref(),
+        }),
         findings: &[],
     };
     render::report(format, &[], &doc, || {
@@ -121,12 +147,23 @@ fn push(
         } else {
             "pushed"
         };
-        vec![
+        let mut lines = vec![
             pushed.reference.clone(),
             format!(
                 "  {} {} ({} skills): {how}",
                 info.name, info.version, info.skills
             ),
-        ]
+        ];
+        lines.push(match &referrer {
+            None => "  unsigned: no signature referrer".to_string(),
+            Some(r) => match &r.fallback_tag {
+                None => format!("  signature referrer {} (already listed by the registry)", r.digest),
+                Some(tag) => format!(
+                    "  signature referrer {} (listed under the referrers tag {tag}: the registry has no referrers API)",
+                    r.digest
+                ),
+            },
+        });
+        lines
     })
 }
