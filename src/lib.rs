@@ -27,6 +27,8 @@ pub mod condition;
 #[cfg(feature = "oci")]
 pub mod credentials;
 pub mod digest;
+#[cfg(feature = "oci")]
+pub mod distribution;
 pub mod evolution;
 pub mod examples;
 #[cfg(feature = "oci")]

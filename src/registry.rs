@@ -30,6 +30,8 @@
 //! Credentials come from the standard files ([`crate::credentials`]).
 
 use crate::credentials::{self, Credentials};
+use crate::distribution;
+pub use crate::distribution::Timeouts;
 use crate::finding::{Code, Finding, Location};
 use futures_util::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
@@ -41,6 +43,7 @@ use serde_json::{json, Value};
 use sha2::{Digest as _, Sha256};
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::io::{Read as _, Seek as _};
 use std::time::Duration;
 
 /// The scheme that marks a registry reference where a bundle path is expected.
@@ -72,37 +75,6 @@ pub struct Options {
     pub credentials: Option<Credentials>,
     /// How long to wait; the defaults are safe for an agent's start-up.
     pub timeouts: Timeouts,
-}
-
-/// The deadlines of one registry operation. A registry that never answers, or answers
-/// a byte at a time, cannot hold a caller longer than `total`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timeouts {
-    /// To open a TCP (and TLS) connection.
-    pub connect: Duration,
-    /// Between two reads of a response: a registry that goes silent this long fails.
-    pub read: Duration,
-    /// For the whole operation (every request, redirect, token exchange and byte).
-    pub total: Duration,
-}
-
-impl Timeouts {
-    /// The default connect timeout.
-    pub const CONNECT: Duration = Duration::from_secs(10);
-    /// The default per-read timeout.
-    pub const READ: Duration = Duration::from_secs(30);
-    /// The default overall deadline.
-    pub const TOTAL: Duration = Duration::from_secs(120);
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Timeouts {
-            connect: Timeouts::CONNECT,
-            read: Timeouts::READ,
-            total: Timeouts::TOTAL,
-        }
-    }
 }
 
 /// What a bundle's artifact says about it, for the manifest's annotations.
@@ -148,6 +120,19 @@ impl ArtifactRef {
     /// named (no implicit Docker Hub: a bundle reference is always explicit).
     pub fn parse(text: &str) -> Result<ArtifactRef, Finding> {
         let bare = text.strip_prefix(SCHEME).unwrap_or(text);
+        // `user:password@registry/...`: credentials in a reference end up in shell
+        // history, logs and findings. Refused, and the location does not repeat them.
+        let host_part = bare.split('/').next().unwrap_or("");
+        if let Some((_, host)) = host_part.rsplit_once('@') {
+            let scheme = if text.starts_with(SCHEME) { SCHEME } else { "" };
+            let rest = &bare[host_part.len()..];
+            return Err(Finding::new(
+                Code::ArtifactNotFound,
+                "the reference carries user information (credentials before '@'); it is not used, nor repeated",
+                location(&format!("{scheme}***@{host}{rest}")),
+            )
+            .with_help("put registry credentials in the credentials file (`docker login`, `skopeo login`, REGISTRY_AUTH_FILE), never in a reference"));
+        }
         let bad = |why: &str| {
             Finding::new(Code::ArtifactNotFound, why.to_string(), location(text))
                 .with_help("write REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST, e.g. oci://registry.example.com/skills/network:0.1.0")
@@ -625,22 +610,30 @@ async fn pull_within(
     max_layer_bytes: u64,
 ) -> Result<Pulled, Finding> {
     let at = reference.as_str();
-    let auth = auth(reference, options)?;
-    let client = client(options);
-    let image = &reference.inner;
-    let (manifest_bytes, manifest_digest) = client
-        .pull_manifest_raw(image, &auth, &[MANIFEST_MEDIA_TYPE])
-        .await
-        .map_err(|e| registry_finding(e, at))?;
-    if manifest_bytes.len() > MAX_MANIFEST_BYTES {
-        return Err(Finding::new(
-            Code::ResourceLimitExceeded,
-            format!("the manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
-            location(at),
-        ));
-    }
+    let credentials = match &options.credentials {
+        Some(c) => c.clone(),
+        None => credentials::for_registry(reference.registry())?,
+    };
+    let mut session = distribution::Session::new(
+        reference.registry(),
+        reference.repository(),
+        options.plain_http,
+        credentials,
+        options.timeouts,
+        location(at),
+    )?;
+    let target = reference
+        .digest()
+        .or(reference.tag())
+        .unwrap_or("latest")
+        .to_string();
+    let (manifest_bytes, manifest_digest) = session
+        .manifest(&target, &[MANIFEST_MEDIA_TYPE], MAX_MANIFEST_BYTES)
+        .await?;
     let actual = sha256(&manifest_bytes);
-    if reference.digest().is_some_and(|d| d != actual) || manifest_digest != actual {
+    let asked_for = reference.digest().is_some_and(|d| d != actual);
+    let announced = manifest_digest.is_some_and(|d| d != actual);
+    if asked_for || announced {
         return Err(Finding::new(
             Code::DigestMismatch,
             "the manifest's bytes do not have the digest they were asked for by",
@@ -652,9 +645,29 @@ async fn pull_within(
             .with_help("the reference must name an artifact written by `skillbundle push`")
     })?;
 
-    let bytes = Session { client, auth }
-        .get_blob(reference, &layer, LAYER_MEDIA_TYPE, at)
-        .await?;
+    // The layer streams into its digest and a temporary file, never into memory: a
+    // declared 1 GiB layer with the wrong digest costs disk up to its size, and is
+    // gone when refused. Only verified bytes are read back for the caller.
+    let io = |e: std::io::Error| {
+        Finding::new(
+            Code::Io,
+            format!("cannot hold the layer while it downloads: {e}"),
+            location(at),
+        )
+    };
+    let mut file = tempfile::tempfile().map_err(io)?;
+    session.blob(&layer.digest, layer.size, &mut file).await?;
+    let mut bytes = Vec::with_capacity(usize::try_from(layer.size).unwrap_or(0));
+    file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+    file.read_to_end(&mut bytes).map_err(io)?;
+    // (An anonymous temporary file: no other process can have changed it.)
+    if bytes.len() as u64 != layer.size {
+        return Err(Finding::new(
+            Code::Io,
+            "the downloaded layer could not be read back whole",
+            location(at),
+        ));
+    }
     Ok(Pulled {
         bytes,
         pinned: format!("{}@{actual}", reference.repository_key()),
@@ -981,6 +994,12 @@ mod tests {
         assert_eq!(r.tag(), Some("0.1.0"));
         let d = format!("oci://registry.example/skills@{}", sha256(b""));
         assert!(ArtifactRef::parse(&d).unwrap().digest().is_some());
+        let secret = ArtifactRef::parse("oci://ci:s3cret@reg.example/skills/net:1").unwrap_err();
+        assert_eq!(
+            secret.location.file.as_deref(),
+            Some(std::path::Path::new("oci://***@reg.example/skills/net:1"))
+        );
+        assert!(!format!("{secret:?}").contains("s3cret"));
         for bad in [
             "oci://skills:1",
             "skills/net:1",

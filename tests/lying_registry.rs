@@ -12,7 +12,7 @@ mod common;
 
 use common::crafted::{fixture, pack};
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 use skillbundle::bundle::{self, Bundle};
 use skillbundle::credentials::Credentials;
 use skillbundle::fetch::{self, Source};
@@ -26,7 +26,6 @@ use std::time::Duration;
 
 /// One request as the lying registry saw it.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // read by the bounded-body and credential tests (next commit)
 struct Request {
     method: String,
     path: String,
@@ -44,7 +43,6 @@ impl Request {
 }
 
 /// What the lying registry sends for a body.
-#[allow(dead_code)] // the bounded-body tests (next commit)
 enum Body {
     Bytes(Vec<u8>),
     /// `declared` in Content-Length, then `sent` bytes of `fill`, then the connection
@@ -92,7 +90,6 @@ impl Response {
         }
     }
 
-    #[allow(dead_code)] // the credential tests (next commit)
     fn with_header(mut self, name: &str, value: &str) -> Response {
         self.headers.push((name.into(), value.into()));
         self
@@ -103,10 +100,10 @@ type Handler = dyn Fn(&Request) -> Response + Send + Sync;
 
 /// A lying server on 127.0.0.1; it lives as long as the test process (its threads end
 /// when their connections do).
-#[allow(dead_code)] // `seen`: the credential tests (next commit)
 struct Lying {
     port: u16,
     seen: Arc<Mutex<Vec<Request>>>,
+    handler: Arc<Mutex<Arc<Handler>>>,
 }
 
 impl Lying {
@@ -114,29 +111,37 @@ impl Lying {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let handler: Arc<Handler> = Arc::new(handler);
-        let log = seen.clone();
+        let handler: Arc<Mutex<Arc<Handler>>> = Arc::new(Mutex::new(Arc::new(handler)));
+        let (log, current) = (seen.clone(), handler.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
-                let (handler, log) = (handler.clone(), log.clone());
-                std::thread::spawn(move || serve(stream, &*handler, &log));
+                let (current, log) = (current.clone(), log.clone());
+                std::thread::spawn(move || serve(stream, &current, &log));
             }
         });
-        Lying { port, seen }
+        Lying {
+            port,
+            seen,
+            handler,
+        }
+    }
+
+    /// From now on, answer with `handler`.
+    fn set(&self, handler: impl Fn(&Request) -> Response + Send + Sync + 'static) {
+        *self.handler.lock().unwrap() = Arc::new(handler);
     }
 
     fn host(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 
-    #[allow(dead_code)] // the credential tests (next commit)
     fn seen(&self) -> Vec<Request> {
         self.seen.lock().unwrap().clone()
     }
 }
 
-fn serve(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
+fn serve(mut stream: TcpStream, current: &Mutex<Arc<Handler>>, log: &Mutex<Vec<Request>>) {
     loop {
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
@@ -171,6 +176,7 @@ fn serve(mut stream: TcpStream, handler: &Handler, log: &Mutex<Vec<Request>>) {
             }
         }
         log.lock().unwrap().push(request.clone());
+        let handler = current.lock().unwrap().clone();
         let response = handler(&request);
         let mut out = format!("HTTP/1.1 {} Lies\r\n", response.status);
         for (name, value) in &response.headers {
@@ -571,4 +577,396 @@ fn a_source_moves_only_forward_on_the_bundle_it_delivered() {
         tree(dir.path()),
         ["out/bundles/net-0.1.0.tar.gz", "trust.jwk.json"]
     );
+}
+
+// --- Bounded and timed ------------------------------------------------------------------
+
+/// A hang guard, not a speed target: "refused, not hung".
+const HANG_GUARD: Duration = Duration::from_secs(60);
+
+fn options_with(timeouts: registry::Timeouts) -> registry::Options {
+    registry::Options {
+        plain_http: true,
+        credentials: Some(Credentials::Anonymous),
+        timeouts,
+    }
+}
+
+/// Pull `reference` through the library as `verify oci://` and `pull` do: the first
+/// finding's code, and how long it took.
+fn pull_code(reference: &str, options: &registry::Options) -> (&'static str, String, Duration) {
+    let started = std::time::Instant::now();
+    let parsed = registry::ArtifactRef::parse(reference).unwrap();
+    let limit = bundle::archive::ReadLimits::default().max_total_bytes;
+    let result = registry::block_on(registry::pull(&parsed, options, limit)).unwrap();
+    let finding = result.expect_err("the pull is refused");
+    (finding.code.as_str(), finding.message, started.elapsed())
+}
+
+fn manifest_route(r: &Request) -> bool {
+    r.path.contains("/manifests/")
+}
+
+#[test]
+fn every_body_is_read_against_its_cap_before_it_is_buffered() {
+    let good = signed_bundle("net", "0.2.0");
+    let manifest = manifest_for(&good, "net", "0.2.0");
+    let reference = |l: &Lying| format!("oci://{}/skills/net:0.2.0", l.host());
+    let options = options_with(registry::Timeouts::default());
+    let endless = |declared| Body::Claim {
+        declared,
+        sent: u64::MAX,
+        fill: b' ',
+    };
+
+    // The manifest: a 2 GiB Content-Length (refused before a byte is read), and an
+    // endless body with no length at all (cut off at the 4 MiB cap).
+    for (case, declared) in [
+        ("2 GiB Content-Length", Some(2u64 << 30)),
+        ("endless", None),
+    ] {
+        let lying = Lying::start(move |r| {
+            if manifest_route(r) {
+                Response {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), registry::MANIFEST_MEDIA_TYPE.into())],
+                    body: endless(declared),
+                }
+            } else {
+                Response::status(404)
+            }
+        });
+        let (code, message, took) = pull_code(&reference(&lying), &options);
+        assert_eq!(code, "resource_limit_exceeded", "{case}: {message}");
+        assert!(message.contains("manifest"), "{case}: {message}");
+        assert!(took < HANG_GUARD, "{case}");
+    }
+
+    // The token realm's answer: the same two lies.
+    for (case, declared) in [("huge token", Some(1u64 << 30)), ("endless token", None)] {
+        let lying = Lying::start(move |r| {
+            if r.path.starts_with("/token") {
+                Response {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "application/json".into())],
+                    body: endless(declared),
+                }
+            } else {
+                let realm = format!(
+                    "Bearer realm=\"http://{}/token\",service=\"lying\"",
+                    r.header("host").unwrap_or("")
+                );
+                Response::status(401).with_header("WWW-Authenticate", &realm)
+            }
+        });
+        let (code, message, _) = pull_code(&reference(&lying), &options);
+        assert_eq!(code, "resource_limit_exceeded", "{case}: {message}");
+        assert!(message.contains("token"), "{case}: {message}");
+    }
+
+    // An error body that never ends: read to its cap, then the status speaks.
+    let lying = Lying::start(move |_| Response {
+        status: 404,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: endless(None),
+    });
+    let (code, _, _) = pull_code(&reference(&lying), &options);
+    assert_eq!(code, "artifact_not_found");
+
+    // The layer: its manifest is honest about the layer's size, the blob is not what it
+    // declares. Every case is a digest_mismatch, and none is held in memory (the peak
+    // RSS of a refused 1 GiB layer is measured in bench/registry).
+    let layer = sha256(&good);
+    let size = good.len() as u64;
+    let blob_cases: Vec<(&str, Body)> = vec![
+        (
+            "a longer Content-Length than declared",
+            Body::Claim {
+                declared: Some(size + 1),
+                sent: size + 1,
+                fill: 0,
+            },
+        ),
+        (
+            "no length, more bytes than declared",
+            Body::Claim {
+                declared: None,
+                sent: u64::MAX,
+                fill: 0,
+            },
+        ),
+        (
+            "the declared size of other bytes",
+            Body::Claim {
+                declared: Some(size),
+                sent: size,
+                fill: 0,
+            },
+        ),
+        (
+            "a short body",
+            Body::Claim {
+                declared: None,
+                sent: size - 1,
+                fill: 0,
+            },
+        ),
+    ];
+    for (case, body) in blob_cases {
+        let body = Arc::new(Mutex::new(Some(body)));
+        let (manifest, layer) = (manifest.clone(), layer.clone());
+        let lying = Lying::start(move |r| {
+            if manifest_route(r) {
+                Response::json(200, &manifest, registry::MANIFEST_MEDIA_TYPE)
+            } else if r.path.ends_with(&layer) {
+                Response {
+                    status: 200,
+                    headers: vec![],
+                    body: body
+                        .lock()
+                        .unwrap()
+                        .take()
+                        .unwrap_or(Body::Bytes(Vec::new())),
+                }
+            } else {
+                Response::status(404)
+            }
+        });
+        let (code, message, _) = pull_code(&reference(&lying), &options);
+        assert_eq!(code, "digest_mismatch", "{case}: {message}");
+    }
+
+    // A manifest that declares a layer above the bundle size limit: refused before the
+    // blob is asked for.
+    let mut huge: Value = serde_json::from_slice(&manifest).unwrap();
+    huge["layers"][0]["size"] = json!((1u64 << 30) + 1);
+    let huge = serde_json::to_vec(&huge).unwrap();
+    let lying = Lying::start(move |r| {
+        if manifest_route(r) {
+            Response::json(200, &huge, registry::MANIFEST_MEDIA_TYPE)
+        } else {
+            Response::bytes(&[0; 16])
+        }
+    });
+    let (code, _, _) = pull_code(&reference(&lying), &options);
+    assert_eq!(code, "resource_limit_exceeded");
+    assert!(lying.seen().iter().all(|r| !r.path.contains("/blobs/")));
+    assert!(
+        lying.seen().iter().all(|r| r.method == "GET"),
+        "a pull only reads"
+    );
+}
+
+#[test]
+fn a_registry_that_trickles_or_stalls_is_cut_off_and_the_agent_keeps_its_last_good_bundle() {
+    let trust = fixture().trust();
+    let good = signed_bundle("net", "0.2.0");
+    let manifest = manifest_for(&good, "net", "0.2.0");
+    let layer = sha256(&good);
+    let honest = {
+        let (manifest, good, layer) = (manifest.clone(), good.clone(), layer.clone());
+        move |r: &Request| {
+            if manifest_route(r) {
+                Response::json(200, &manifest, registry::MANIFEST_MEDIA_TYPE)
+            } else if r.path.ends_with(&layer) {
+                Response::bytes(&good)
+            } else {
+                Response::status(404)
+            }
+        }
+    };
+    let lying = Lying::start(honest);
+    let reference = format!("oci://{}/skills/net:stable", lying.host());
+    let state = tempfile::tempdir().unwrap();
+    let short = registry::Timeouts {
+        connect: Duration::from_secs(2),
+        read: Duration::from_secs(5),
+        total: Duration::from_secs(3),
+    };
+    let options = fetch::FetchOptions::from(options_with(short));
+    let first = fetch::fetch(&reference, &trust, state.path(), &options).unwrap();
+    assert!(refused_codes(&first).is_empty());
+
+    // A byte every 2 s: each read is in time, the whole never is. The manifest, then
+    // the layer.
+    let trickles = [("manifest", true), ("layer", false)];
+    for (case, in_manifest) in trickles {
+        let (manifest, good, layer) = (manifest.clone(), good.clone(), layer.clone());
+        lying.set(move |r| {
+            let trickle = |bytes: &[u8]| Response {
+                status: 200,
+                headers: vec![
+                    ("Content-Type".into(), registry::MANIFEST_MEDIA_TYPE.into()),
+                    ("Docker-Content-Digest".into(), sha256(bytes)),
+                ],
+                body: Body::Trickle(bytes.to_vec(), Duration::from_secs(2)),
+            };
+            if manifest_route(r) {
+                if in_manifest {
+                    trickle(&manifest)
+                } else {
+                    Response::json(200, &manifest, registry::MANIFEST_MEDIA_TYPE)
+                }
+            } else if r.path.ends_with(&layer) {
+                trickle(&good)
+            } else {
+                Response::status(404)
+            }
+        });
+        let started = std::time::Instant::now();
+        let kept = fetch::fetch(&reference, &trust, state.path(), &options).unwrap();
+        assert!(started.elapsed() < HANG_GUARD, "{case}");
+        assert_eq!(kept.bundle.version(), "0.2.0", "{case}");
+        let Source::LastGood { refused, .. } = &kept.source else {
+            panic!("{case}: expected the last good bundle");
+        };
+        assert_eq!(refused[0].code.as_str(), "registry_error", "{case}");
+        assert!(
+            refused[0].message.contains("deadline"),
+            "{case}: {}",
+            refused[0].message
+        );
+    }
+
+    // Silence: the per-read timeout fires before the overall deadline.
+    lying.set(|_| Response {
+        status: 200,
+        headers: vec![],
+        body: Body::Trickle(b"{}".to_vec(), Duration::from_secs(600)),
+    });
+    let silent = registry::Timeouts {
+        read: Duration::from_secs(1),
+        total: Duration::from_secs(30),
+        ..short
+    };
+    let (code, message, took) = pull_code(&reference, &options_with(silent));
+    assert_eq!(code, "registry_error", "{message}");
+    assert!(
+        took < Duration::from_secs(25),
+        "the read timeout, not the deadline: {took:?}"
+    );
+
+    // And on the command line: --timeout, with the state's last good bundle kept.
+    let dir = agent_dir();
+    let state_arg = state.path().to_str().unwrap();
+    let pulled = pull(
+        dir.path(),
+        &reference,
+        &[
+            "--state",
+            state_arg,
+            "--timeout",
+            "2s",
+            "--read-timeout",
+            "1s",
+        ],
+    );
+    assert_eq!(pulled.status, 2, "{}", pulled.stdout);
+    pulled.finding("registry_error");
+    assert_eq!(tree(dir.path()), ["trust.jwk.json"]);
+}
+
+// --- Credentials only where they belong -------------------------------------------------
+
+#[test]
+fn basic_credentials_go_to_the_registry_or_an_https_realm_only() {
+    let secret = Credentials::Basic {
+        username: "ci".into(),
+        password: "s3cret-pass".into(),
+    };
+    let with_secret = registry::Options {
+        plain_http: true,
+        credentials: Some(secret),
+        ..registry::Options::default()
+    };
+    let good = signed_bundle("net", "0.2.0");
+    let manifest = manifest_for(&good, "net", "0.2.0");
+    let layer = sha256(&good);
+
+    // A token realm on another origin over plain HTTP: nothing is sent there.
+    let realm = Lying::start(|_| Response::json(200, b"{\"token\":\"t\"}", "application/json"));
+    let realm_url = format!("http://localhost:{}/token", realm.port);
+    let lying = Lying::start(move |_| {
+        Response::status(401).with_header(
+            "WWW-Authenticate",
+            &format!("Bearer realm=\"{realm_url}\",service=\"lying\""),
+        )
+    });
+    let reference = format!("oci://{}/skills/net:0.2.0", lying.host());
+    let (code, message, _) = pull_code(&reference, &with_secret);
+    assert_eq!(code, "registry_unauthorized");
+    assert!(
+        message.contains(&format!("http://localhost:{}", realm.port)),
+        "the realm's origin is named: {message}"
+    );
+    assert!(!message.contains("s3cret") && !message.contains("ci:"));
+    assert!(realm.seen().is_empty(), "the foreign realm heard nothing");
+    assert!(lying
+        .seen()
+        .iter()
+        .all(|r| r.header("authorization").is_none()));
+
+    // Anonymous, the same realm may be asked for an anonymous token.
+    let (code, _, _) = pull_code(
+        &reference,
+        &registry::Options {
+            credentials: Some(Credentials::Anonymous),
+            ..with_secret.clone()
+        },
+    );
+    assert_ne!(code, "resource_limit_exceeded");
+    assert!(realm
+        .seen()
+        .iter()
+        .all(|r| r.header("authorization").is_none()));
+
+    // A realm on the registry's own origin gets them, and the token is used.
+    use base64::Engine as _;
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode("ci:s3cret-pass")
+    );
+    let lying = Lying::start(move |r| {
+        let host = r.header("host").unwrap_or("").to_string();
+        if r.path.starts_with("/token") {
+            return if r.header("authorization") == Some(basic.as_str()) {
+                Response::json(200, b"{\"token\":\"granted\"}", "application/json")
+            } else {
+                Response::status(401)
+            };
+        }
+        if r.header("authorization") != Some("Bearer granted") {
+            return Response::status(401).with_header(
+                "WWW-Authenticate",
+                &format!("Bearer realm=\"http://{host}/token\",service=\"lying\""),
+            );
+        }
+        if manifest_route(r) {
+            Response::json(200, &manifest, registry::MANIFEST_MEDIA_TYPE)
+        } else if r.path.ends_with(&layer) {
+            Response::bytes(&good)
+        } else {
+            Response::status(404)
+        }
+    });
+    let parsed =
+        registry::ArtifactRef::parse(&format!("oci://{}/skills/net:0.2.0", lying.host())).unwrap();
+    let limit = bundle::archive::ReadLimits::default().max_total_bytes;
+    let pulled = registry::block_on(registry::pull(&parsed, &with_secret, limit))
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        sha256(&pulled.bytes),
+        sha256(&signed_bundle("net", "0.2.0"))
+    );
+
+    // A reference with user information is refused before any request, and not echoed.
+    let dir = agent_dir();
+    let silent = Lying::start(|_| Response::status(500));
+    let with_userinfo = format!("oci://ci:s3cret-pass@{}/skills/net:0.2.0", silent.host());
+    let refused = pull(dir.path(), &with_userinfo, &[]);
+    assert_eq!(refused.status, 2, "{}", refused.stdout);
+    refused.finding("artifact_not_found");
+    assert!(!refused.stdout.contains("s3cret") && !refused.stderr.contains("s3cret"));
+    assert!(silent.seen().is_empty());
 }
