@@ -1,10 +1,18 @@
 """The exceptions the native module raises (defined in Python so they pickle, subclass
-and print like any other exception)."""
+and print like any other exception).
+
+Each keeps its constructor's arguments and rebuilds itself from them when unpickled
+(`__reduce__`): `BaseException` would otherwise call the class with `self.args`, the
+one-line text, which these constructors do not take. A refusal raised in a worker
+process (multiprocessing, concurrent.futures) so reaches the parent whole."""
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillbundle._native import ErrorDetail, ErrorObject, Finding
 
 __all__ = ["BundleRefused", "CardInvalid", "InterfaceError"]
 
@@ -17,16 +25,19 @@ class BundleRefused(Exception):
     `pointer`, `line`, `column`, `condition`, `help`.
     """
 
-    findings: list[dict[str, Any]]
+    findings: list[Finding]
 
-    def __init__(self, findings: list[dict[str, Any]]) -> None:
+    def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
-        first = findings[0] if findings else {"code": "bundle_invalid", "message": "refused"}
+        first: Any = findings[0] if findings else {"code": "bundle_invalid", "message": "refused"}
         where = f"{first['file']}: " if first.get("file") else ""
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         super().__init__(
             f"the skill bundle was refused: {where}{first['code']}: {first['message']}{more}"
         )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.findings,), self.__dict__)
 
     @property
     def codes(self) -> list[str]:
@@ -46,10 +57,10 @@ class InterfaceError(Exception):
 
     code: str
     message: str
-    details: list[dict[str, Any]]
+    details: list[ErrorDetail]
     task_state: str | None
 
-    def __init__(self, error: dict[str, Any], task_state: str | None) -> None:
+    def __init__(self, error: ErrorObject, task_state: str | None) -> None:
         body = error["error"]
         self._error = error
         self.code = body["code"]
@@ -58,7 +69,10 @@ class InterfaceError(Exception):
         self.task_state = task_state
         super().__init__(f"{self.code}: {self.message}")
 
-    def to_dict(self) -> dict[str, Any]:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self._error, self.task_state), self.__dict__)
+
+    def to_dict(self) -> ErrorObject:
         """The draft's error object (a fresh copy)."""
         return copy.deepcopy(self._error)
 

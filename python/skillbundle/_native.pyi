@@ -2,13 +2,60 @@
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, final
+from typing import Any, Final, Literal, NotRequired, TypedDict, final
 
 EXTENSION_URI: Final[str]
 __version__: Final[str]
 
 JsonValue = Any
 TrustEntry = str | os.PathLike[str] | Mapping[str, Any]
+
+class Finding(TypedDict):
+    """One finding of `BundleRefused.findings`: the members and codes of
+    `skillbundle verify --format json`."""
+
+    code: str
+    message: str
+    severity: NotRequired[Literal["warning"]]
+    condition: NotRequired[str]
+    file: NotRequired[str]
+    pointer: NotRequired[str]
+    line: NotRequired[int]
+    column: NotRequired[int]
+    help: NotRequired[str]
+
+class ErrorDetail(TypedDict):
+    """One entry of an error object's `details`: where, never the value."""
+
+    instance_path: str
+    schema_path: NotRequired[str]
+    keyword: NotRequired[str]
+    expected: NotRequired[JsonValue]
+    actual: NotRequired[JsonValue]
+
+class ErrorBody(TypedDict):
+    code: str
+    message: NotRequired[str]
+    details: NotRequired[list[ErrorDetail]]
+
+class ErrorObject(TypedDict):
+    """The draft's error object, `{"error": {"code", "message"?, "details"?}}`."""
+
+    error: ErrorBody
+
+class SkillBinding(TypedDict):
+    """A skill's binding as the extension's params list it."""
+
+    skill_id: str
+    skill_version: str
+    interface_digest: str
+
+def check_body(
+    body: bytes, *, max_depth: int, max_values: int
+) -> tuple[Literal["parse", "limit"], str] | None:
+    """Read a request body with the library's strict I-JSON reader: None when it is one
+    I-JSON value within the limits, else ("parse" | "limit", a message that quotes
+    nothing of the body). Used by `skillbundle.guard.RequestGuard`."""
 
 @final
 class Describe:
@@ -42,8 +89,10 @@ class Bundle:
         trust: Iterable[TrustEntry] | None = None,
         allow_unsigned: bool = False,
     ) -> Bundle:
-        """Open, verify and load a bundle; raises `BundleRefused`. `trust` takes JWK or
-        SPKI PEM file paths and JWK dicts; a signature by any one of them suffices."""
+        """Open, verify and load a bundle; raises `BundleRefused`. `trust` takes paths of
+        JWK, JWK Set or SPKI PEM files and JWK or JWK Set dicts, as the CLI's `--trust`;
+        a signature by any one of their keys suffices. Works in a forked child; raises
+        `RuntimeError` saying why when no loader thread can be started."""
     @property
     def name(self) -> str: ...
     @property
@@ -55,7 +104,7 @@ class Bundle:
     def verified(self) -> bool:
         """Whether a trusted key vouches for the bundle."""
     @property
-    def skills(self) -> list[dict[str, str]]:
+    def skills(self) -> list[SkillBinding]:
         """`skill_id`, `skill_version` and `interface_digest` of each skill."""
     def extension(self) -> dict[str, Any]:
         """The AgentExtension for the Agent Card's `capabilities.extensions`, as the bundle
@@ -70,7 +119,9 @@ class Bundle:
     def describe_skill(self, skill_id: str) -> dict[str, Any]:
         """The describe_skill result object; raises `InterfaceError`."""
     def check_request(self, data: JsonValue) -> Describe | Invoke:
-        """Check a skill request object; raises `InterfaceError`."""
+        """Check a skill request object; raises `InterfaceError`. Only exact `dict`,
+        `list`, `tuple`, `str`, `int`, `float`, `bool` and `None` are JSON here (a
+        subclass is a `TypeError`), so what was validated is what the caller reads."""
     def check_result(self, skill_id: str, value: JsonValue) -> None:
         """Validate a domain output; raises `InterfaceError` (`output_invalid`)."""
     def check_result_object(self, skill_id: str, data: JsonValue) -> None:

@@ -12,15 +12,17 @@
 //! The GIL is released while a bundle is opened and while a value is validated, so an
 //! agent that serves requests from several threads checks them in parallel.
 
+pub mod body;
+pub mod pool;
 pub mod value;
 
 use crate::a2a::{self, EXTENSION_URI};
 use crate::agent::Request;
 use crate::bundle::{Bundle, TrustedKeys};
 use crate::condition::{Condition, Detail, Detected, ErrorObject};
-use crate::keys::{KeyError, PublicKey};
+use crate::keys::{self, KeyError, PublicKey};
 use a2a_types::TaskState;
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList};
@@ -191,21 +193,30 @@ pub struct PyBundle {
     bundle: Bundle,
 }
 
-/// One `trust` entry: a dict is a JWK, anything else a path to a JWK or SPKI PEM file.
-fn trusted_key(py: Python<'_>, index: usize, entry: &Bound<'_, PyAny>) -> PyResult<PublicKey> {
+/// One `trust` entry: a dict is a JWK or a JWK Set, anything else a path to a file
+/// holding a JWK, a JWK Set or an SPKI PEM key. Both go through
+/// [`keys::parse_key_set`], the function behind the CLI's `--trust`.
+fn trusted_keys(
+    py: Python<'_>,
+    index: usize,
+    entry: &Bound<'_, PyAny>,
+) -> PyResult<Vec<PublicKey>> {
     if entry.cast::<PyDict>().is_ok() {
         let jwk = value::to_json(entry, 8).map_err(|r| {
-            PyValueError::new_err(format!("trust[{index}] is not a JWK: {}", r.why.describe()))
+            PyValueError::new_err(format!(
+                "trust[{index}] is not a JWK or JWK Set: {}",
+                r.why.describe()
+            ))
         })?;
-        return PublicKey::from_jwk(&jwk)
+        return keys::parse_key_set(&jwk.to_string())
             .map_err(|e| PyValueError::new_err(format!("trust[{index}] is not usable: {e}")));
     }
     let path: PathBuf = entry.extract().map_err(|_| {
         PyTypeError::new_err(format!(
-            "trust[{index}] must be a path (str or os.PathLike) to a JWK or PEM file, or a JWK dict"
+            "trust[{index}] must be a path (str or os.PathLike) to a JWK, JWK Set or PEM file, or a JWK or JWK Set dict"
         ))
     })?;
-    py.detach(|| PublicKey::read_file(&path))
+    py.detach(|| keys::read_key_set(&path))
         .map_err(|e| match e {
             KeyError::Io { .. } => PyOSError::new_err(format!("trust[{index}]: {e}")),
             _ => PyValueError::new_err(format!("trust[{index}] ({}): {e}", path.display())),
@@ -248,14 +259,17 @@ impl PyBundle {
                 ));
             }
             for (i, entry) in trust.try_iter()?.enumerate() {
-                keys.push(trusted_key(py, i, &entry?)?);
+                keys.extend(trusted_keys(py, i, &entry?)?);
             }
         }
         let mut trust = TrustedKeys::new(keys);
         if allow_unsigned {
             trust = trust.and_allow_unsigned();
         }
-        match py.detach(|| Bundle::open_path(&path, &trust)) {
+        let opened = py
+            .detach(|| pool::install(|| Bundle::open_path(&path, &trust)))
+            .map_err(PyRuntimeError::new_err)?;
+        match opened {
             Ok(bundle) => Ok(PyBundle { bundle }),
             Err(findings) => {
                 let list = PyList::empty(py);
@@ -382,6 +396,13 @@ impl PyBundle {
     ) -> PyResult<Bound<'py, PyAny>> {
         let stage = Detected::BeforeAcceptance;
         let request = self.json_arg(py, data, Condition::InputInvalid, stage, "the request")?;
+        // The arguments object handed back is the one just converted: read from the
+        // dict's own storage (the conversion admits no subclass, so no `__getitem__`
+        // of the caller's runs), before the GIL is released.
+        let arguments = data
+            .cast_exact::<PyDict>()
+            .ok()
+            .and_then(|d| d.get_item("arguments").ok().flatten());
         let checked = py.detach(|| {
             self.bundle.check_request(&request).map(|r| match r {
                 Request::Describe { skill_id } => (true, skill_id.to_string()),
@@ -392,9 +413,8 @@ impl PyBundle {
             Ok((true, skill_id)) => Ok(Bound::new(py, PyDescribe { skill_id })?.into_any()),
             Ok((false, skill_id)) => {
                 // The caller's own arguments object: validated, never copied back.
-                let arguments = data
-                    .get_item("arguments")
-                    .map_err(|_| PyValueError::new_err("the request has no arguments"))?
+                let arguments = arguments
+                    .ok_or_else(|| PyValueError::new_err("the request has no arguments"))?
                     .unbind();
                 Ok(Bound::new(
                     py,
@@ -488,6 +508,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBundle>()?;
     m.add_class::<PyDescribe>()?;
     m.add_class::<PyInvoke>()?;
+    m.add_function(wrap_pyfunction!(body::check_body, m)?)?;
     m.add("EXTENSION_URI", EXTENSION_URI)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -8,6 +8,12 @@
 //! `dict`, `list` and `tuple` are JSON at all. A refusal carries the JSON Pointer of the
 //! offending value and never the value itself.
 //!
+//! Only those exact types are admitted, never a subclass: a `dict` subclass may answer
+//! `__getitem__` or `items()` with other values than its storage holds, an `int` subclass
+//! may compare or format as something else, so the value the library validated and the
+//! value the agent's code later reads could differ. With exact types what is converted
+//! here is what every later reader sees.
+//!
 //! The conversion walks the object once and builds the `serde_json::Value` directly: a
 //! large request is copied exactly once on its way into the validator.
 
@@ -40,8 +46,8 @@ impl Refusal {
     /// What is wrong, without the value.
     pub fn describe(&self) -> String {
         match self {
-            Refusal::NotJson(t) => format!("a Python {t} has no JSON form (use dict, list, str, int, float, bool or None)"),
-            Refusal::KeyNotStr(t) => format!("an object member name must be a str, not a Python {t}"),
+            Refusal::NotJson(t) => format!("a Python {t} has no JSON form (use dict, list, tuple, str, int, float, bool or None; subclasses are refused, so that what is validated is what is read)"),
+            Refusal::KeyNotStr(t) => format!("an object member name must be a str (not a subclass), not a Python {t}"),
             Refusal::IntegerOutOfRange => "an integer beyond ±(2^53−1), which I-JSON does not allow".to_string(),
             Refusal::NumberNotIJson => "a number that is not a finite I-JSON number (NaN, an infinity, or an integer beyond ±(2^53−1))".to_string(),
             Refusal::LoneSurrogate => "a string with a lone surrogate, which has no UTF-8 form".to_string(),
@@ -88,16 +94,16 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, max: usize) -> Result<Value, Fa
     if let Ok(b) = obj.cast::<PyBool>() {
         return Ok(Value::Bool(b.is_true()));
     }
-    if let Ok(s) = obj.cast::<PyString>() {
+    if let Ok(s) = obj.cast_exact::<PyString>() {
         return string(s).map(Value::String);
     }
-    if let Ok(i) = obj.cast::<PyInt>() {
+    if let Ok(i) = obj.cast_exact::<PyInt>() {
         return match i.extract::<i64>() {
             Ok(v) if v.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(Value::Number(v.into())),
             _ => Err((Vec::new(), Refusal::IntegerOutOfRange)),
         };
     }
-    if let Ok(f) = obj.cast::<PyFloat>() {
+    if let Ok(f) = obj.cast_exact::<PyFloat>() {
         let v = f.value();
         let number = Number::from_f64(v).filter(|_| ijson_float(v));
         return number
@@ -105,16 +111,16 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, max: usize) -> Result<Value, Fa
             .ok_or((Vec::new(), Refusal::NumberNotIJson));
     }
     if depth >= max
-        && (obj.cast::<PyDict>().is_ok()
-            || obj.cast::<PyList>().is_ok()
-            || obj.cast::<PyTuple>().is_ok())
+        && (obj.cast_exact::<PyDict>().is_ok()
+            || obj.cast_exact::<PyList>().is_ok()
+            || obj.cast_exact::<PyTuple>().is_ok())
     {
         return Err((Vec::new(), Refusal::TooDeep(max)));
     }
-    if let Ok(d) = obj.cast::<PyDict>() {
+    if let Ok(d) = obj.cast_exact::<PyDict>() {
         let mut map = Map::with_capacity(d.len());
         for (k, v) in d.iter() {
-            let Ok(key) = k.cast::<PyString>() else {
+            let Ok(key) = k.cast_exact::<PyString>() else {
                 let t = type_name(&k);
                 return Err((Vec::new(), Refusal::KeyNotStr(t)));
             };
@@ -131,10 +137,10 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, max: usize) -> Result<Value, Fa
         }
         return Ok(Value::Object(map));
     }
-    if let Ok(l) = obj.cast::<PyList>() {
+    if let Ok(l) = obj.cast_exact::<PyList>() {
         return sequence(l.iter(), l.len(), depth, max);
     }
-    if let Ok(t) = obj.cast::<PyTuple>() {
+    if let Ok(t) = obj.cast_exact::<PyTuple>() {
         return sequence(t.iter(), t.len(), depth, max);
     }
     Err((Vec::new(), Refusal::NotJson(type_name(obj))))
