@@ -48,10 +48,15 @@ from a2a.types import (
 from google.protobuf import json_format
 
 from skillbundle import EXTENSION_URI, Bundle, Describe, InterfaceError
+from skillbundle.guard import Limits, RequestGuard
+from skillbundle.task_store import BoundedTaskStore
 
 __all__ = [
     "EXTENSION_URI",
+    "BoundedTaskStore",
     "ExtensionEchoMiddleware",
+    "Limits",
+    "RequestGuard",
     "SchemaEnforcingExecutor",
     "agent_card",
 ]

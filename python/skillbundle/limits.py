@@ -1,0 +1,45 @@
+"""The request limits an agent enforces (the draft's "Resource limits" section).
+
+The draft requires an implementation to limit payload size and nesting, among others,
+and to refuse what exceeds a limit with `resource_limit_exceeded`; it sets no numbers.
+`Limits` holds this package's, with defaults safe for an agent on the open network. The
+defaults are stated in the README's Python section; change them per agent:
+
+    RequestGuard(app, limits=Limits(max_body_bytes=4 << 20))
+
+`skillbundle.guard.RequestGuard` applies them to each request body before a2a-sdk reads
+it, so an oversized or overdeep request costs a bounded read and one pass of the strict
+reader, never the SDK's conversions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Limits"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits; each must be a positive integer.
+
+    * `max_body_bytes`: the largest request body read, in bytes (1 MiB). A body beyond
+      it is refused as soon as the bytes read so far, or its `Content-Length`, exceed
+      it: it is never buffered whole.
+    * `max_depth`: the deepest nesting of the body's JSON text, counted from its root
+      (64). A skill request object's `arguments` sit 7 levels down in a JSON-RPC body,
+      6 in an HTTP+JSON one.
+    * `max_values`: the most JSON values in the body, every object member and array
+      element counted (20,000): what parsing and the SDK's conversions cost grows with
+      them, not with the bytes (`[]` is two bytes and a whole value).
+    """
+
+    max_body_bytes: int = 1 << 20
+    max_depth: int = 64
+    max_values: int = 20_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_body_bytes", "max_depth", "max_values"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"Limits.{name} must be a positive int, not {value!r}")
