@@ -1,38 +1,108 @@
-//! The Python package, end to end: `scripts/python-env` builds and installs it (maturin,
-//! `pip install .[a2a]` into target/py-venv), then pytest runs `tests/python/` — the
-//! core API, a tampered bundle, and a real a2a-sdk server and client — with
-//! `SKILLBUNDLE_BIN` (this build's binary, for comparisons with the CLI) and
-//! `SKILLBUNDLE_ROOT` (the repository). pytest's output is shown; a pytest failure fails
-//! this test. It skips, saying why, only when no Python >= 3.10 exists or the package
-//! registry cannot be reached (scripts/python-env exits 3 or 4).
+//! The Python package, end to end, as a user without Rust gets it: `scripts/python-env
+//! --wheel` builds the wheel (`maturin build --release`, abi3), a fresh venv installs it
+//! with a PATH that has no `cargo` or `rustc` (its dependencies from the wheelhouse
+//! `scripts/test-parts` filled, without the network), and pytest runs `tests/python/` in
+//! that venv — the core API, a tampered bundle, and a real a2a-sdk server and client —
+//! with `SKILLBUNDLE_BIN` (this build's binary, for comparisons with the CLI) and
+//! `SKILLBUNDLE_ROOT` (the repository). pytest's output is shown, and its summary line
+//! again after the test summary; a pytest failure fails this test.
+//!
+//! The Python environment is a part (`harness::Part::PythonEnv`, tests/harness/mod.rs).
 
-use std::path::Path;
+mod harness;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[test]
-fn python_package_tests_pass() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let env = Command::new("bash")
+harness::tests! {
+    the_wheel_installs_without_rust_and_passes_the_python_tests needs [PythonEnv],
+}
+
+/// PATH without the directories that hold `cargo` or `rustc`.
+fn path_without_rust() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("cargo").exists() && !dir.join("rustc").exists())
+        .collect();
+    std::env::join_paths(kept).unwrap()
+}
+
+fn the_wheel_installs_without_rust_and_passes_the_python_tests() {
+    let root = harness::root();
+    let built = Command::new("bash")
         .arg(root.join("scripts/python-env"))
+        .arg("--wheel")
         .current_dir(root)
-        .status()
+        .output()
         .expect("bash runs scripts/python-env");
-    match env.code() {
-        Some(0) => {}
-        Some(3) => {
-            eprintln!("SKIPPED: no Python >= 3.10 with venv here (scripts/python-env said why)");
-            return;
-        }
-        Some(4) => {
-            eprintln!("SKIPPED: the Python package registry cannot be reached (scripts/python-env said why)");
-            return;
-        }
-        _ => panic!("scripts/python-env failed ({env}); its output is above"),
-    }
-    let venv = std::env::var_os("SKILLBUNDLE_VENV")
-        .map(std::path::PathBuf::from)
+    assert!(
+        built.status.success(),
+        "scripts/python-env --wheel failed ({}):\n{}",
+        built.status,
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let wheel = PathBuf::from(String::from_utf8(built.stdout).unwrap().trim());
+
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("py-fresh");
+    let _ = std::fs::remove_dir_all(&venv);
+    let path = path_without_rust();
+    let no_rust = |program: &Path| {
+        let mut command = Command::new(program);
+        command
+            .env("PATH", &path)
+            .env_remove("CARGO")
+            .current_dir(root);
+        command
+    };
+    let base = std::env::var_os("SKILLBUNDLE_VENV")
+        .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/py-venv"));
-    let out = Command::new(venv.join("bin/python"))
+    // The interpreter the parts venv was made with, not the venv itself.
+    let python = String::from_utf8(
+        Command::new(base.join("bin/python"))
+            .args(["-c", "import sys; print(sys._base_executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let ok = |what: &str, out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{what} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(
+        "python -m venv",
+        no_rust(Path::new(python.trim()))
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .output()
+            .unwrap(),
+    );
+    ok(
+        "pip install of the wheel",
+        no_rust(&venv.join("bin/python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-index",
+                "--find-links",
+            ])
+            .arg(root.join("target/py-wheelhouse"))
+            .args(["-r", "python/requirements-test.txt"])
+            .arg(format!("{}[a2a]", wheel.display()))
+            .output()
+            .unwrap(),
+    );
+    let out = no_rust(&venv.join("bin/python"))
         .args([
             "-m",
             "pytest",
@@ -41,20 +111,23 @@ fn python_package_tests_pass() {
             "-p",
             "no:cacheprovider",
         ])
-        .current_dir(root)
         .env("SKILLBUNDLE_BIN", env!("CARGO_BIN_EXE_skillbundle"))
         .env("SKILLBUNDLE_ROOT", root)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
-        .expect("the venv's python runs");
+        .expect("the fresh venv's python runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
     eprintln!("{stderr}");
-    assert!(
-        out.status.success(),
-        "pytest failed ({}):\n{stdout}\n{stderr}",
-        out.status
-    );
-    assert!(stdout.contains(" passed"), "pytest ran no tests:\n{stdout}");
+    let summary = stdout
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or("no output");
+    harness::note(format!(
+        "pytest (tests/python, wheel {}): {summary}",
+        wheel.file_name().unwrap().to_string_lossy()
+    ));
+    assert!(out.status.success(), "pytest failed ({})", out.status);
+    assert!(stdout.contains(" passed"), "pytest ran no tests");
 }

