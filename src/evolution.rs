@@ -596,6 +596,59 @@ pub fn check(
     (findings, Some(Release { lock, current }))
 }
 
+/// Skills the lock records that the workspace no longer has (`present` holds every
+/// skill_id the workspace's manifests name, assembled or not): each is `skill_removed`
+/// unless the workspace manifest states the removal (`removed_skills`), since a removed
+/// skill breaks every caller. A stated removal of a skill that is still there, or that
+/// the lock never recorded, is `manifest_invalid`.
+pub fn removed_skills(
+    release: &Release,
+    present: &BTreeSet<&str>,
+    stated: &[String],
+    manifest: &Path,
+) -> Vec<Finding> {
+    let mut recorded: BTreeMap<&str, Version> = BTreeMap::new();
+    for (id, version) in release.lock.ledger.skills.keys() {
+        let highest = recorded.entry(id.as_str()).or_insert(*version);
+        *highest = (*highest).max(*version);
+    }
+    let mut findings = Vec::new();
+    for (id, version) in &recorded {
+        if !present.contains(id) && !stated.iter().any(|s| s == id) {
+            findings.push(
+                Finding::at_file(
+                    Code::SkillRemoved,
+                    format!(
+                        "skill {id:?}, recorded in skillbundle.lock up to version {version}, is missing from the workspace"
+                    ),
+                    manifest,
+                )
+                .with_help(format!(
+                    "if its skill.yaml moved or was renamed, put it back; to remove the skill on purpose (a breaking change for its callers), add it to `removed_skills: [{id}]` in skillbundle.yaml"
+                )),
+            );
+        }
+    }
+    for id in stated {
+        let why = if present.contains(id.as_str()) {
+            "the workspace still has it"
+        } else if !recorded.contains_key(id.as_str()) {
+            "skillbundle.lock does not record it"
+        } else {
+            continue;
+        };
+        findings.push(
+            Finding::at_file(
+                Code::ManifestInvalid,
+                format!("removed_skills lists {id:?}, but {why}"),
+                manifest,
+            )
+            .with_help("list only skills the lock records and the workspace no longer has"),
+        );
+    }
+    findings
+}
+
 /// Join a previous bundle's entries into the baseline; a conflict with the lock is an
 /// immutability violation (one of them was published with other content).
 fn merge(baseline: &mut Ledger, previous: Ledger, path: &Path, findings: &mut Vec<Finding>) {

@@ -86,6 +86,14 @@ pub enum Code {
     RequiredUndeclared,
     /// A keyword cannot apply to any instance the schema's `type` admits (a warning).
     KeywordInapplicable,
+    /// A file or folder is not where the workspace layout expects it: a misnamed or
+    /// misplaced skill manifest, an unknown folder in a skill.
+    LayoutUnexpected,
+    /// A skill the lock records is missing from the workspace, and its removal is not
+    /// stated.
+    SkillRemoved,
+    /// A relative `$ref` could name an embedded resource or a workspace file.
+    RefAmbiguous,
 }
 
 impl Code {
@@ -127,6 +135,9 @@ impl Code {
         Code::UnknownKeyword,
         Code::RequiredUndeclared,
         Code::KeywordInapplicable,
+        Code::LayoutUnexpected,
+        Code::SkillRemoved,
+        Code::RefAmbiguous,
     ];
 
     /// The stable wire name.
@@ -168,6 +179,9 @@ impl Code {
             Code::UnknownKeyword => "unknown_keyword",
             Code::RequiredUndeclared => "required_undeclared",
             Code::KeywordInapplicable => "keyword_inapplicable",
+            Code::LayoutUnexpected => "layout_unexpected",
+            Code::SkillRemoved => "skill_removed",
+            Code::RefAmbiguous => "ref_ambiguous",
         }
     }
 
@@ -233,6 +247,15 @@ impl Code {
             }
             Code::KeywordInapplicable => {
                 "a keyword that cannot apply under the schema's type (a warning: the run still passes)"
+            }
+            Code::LayoutUnexpected => {
+                "a misnamed or misplaced skill manifest, or an unknown folder in a skill"
+            }
+            Code::SkillRemoved => {
+                "a skill the lock records is missing from the workspace and its removal is not stated"
+            }
+            Code::RefAmbiguous => {
+                "a relative $ref could name an embedded resource or a workspace file"
             }
         }
     }

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 pub enum InitError {
     /// The skill id cannot name a skill directory or a bundle entry.
     BadSkillId(String),
+    /// The skill id is `describe_skill`, which every agent advertises itself.
+    ReservedSkillId,
     /// These files already exist; nothing was written.
     Exists(Vec<PathBuf>),
     Io(PathBuf, std::io::Error),
@@ -23,6 +25,11 @@ impl std::fmt::Display for InitError {
             InitError::BadSkillId(id) => write!(
                 f,
                 "{id:?} cannot be a skill_id here: use at most 64 letters, digits, '.', '_' and '-', starting with a letter or digit"
+            ),
+            InitError::ReservedSkillId => write!(
+                f,
+                "skill_id {:?} is reserved: every agent advertises it for interface retrieval; choose another",
+                crate::interface::DESCRIBE_SKILL
             ),
             InitError::Exists(paths) => {
                 write!(f, "refusing to overwrite existing files (nothing was written):")?;
@@ -197,10 +204,10 @@ pub fn add_skill(dir: &Path, skill_id: &str) -> Result<Vec<PathBuf>, InitError> 
 }
 
 fn write_files(dir: &Path, skill_id: &str, skill_only: bool) -> Result<Vec<PathBuf>, InitError> {
-    if !crate::manifest::is_safe_name(skill_id)
-        || skill_id.len() > 64
-        || skill_id == crate::interface::DESCRIBE_SKILL
-    {
+    if skill_id == crate::interface::DESCRIBE_SKILL {
+        return Err(InitError::ReservedSkillId);
+    }
+    if !crate::manifest::is_safe_name(skill_id) || skill_id.len() > 64 {
         return Err(InitError::BadSkillId(skill_id.to_string()));
     }
     let name = dir

@@ -9,6 +9,7 @@
 #![allow(clippy::result_large_err)]
 
 mod commands;
+mod interrupt;
 mod output;
 mod render;
 
@@ -74,6 +75,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    interrupt::install();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return render::finish(output::clap_exit(&e)),

@@ -32,6 +32,11 @@ pub struct WorkspaceManifest {
     /// A skill without any example is an error (default: examples are optional).
     #[serde(default)]
     pub require_examples: bool,
+    /// Skills the lock records that this workspace removes on purpose. Removal breaks
+    /// every caller of the skill, so a recorded skill missing from the workspace is
+    /// refused (`skill_removed`) unless it is listed here.
+    #[serde(default)]
+    pub removed_skills: Vec<String>,
 }
 
 /// The bundle's name and version, which name the archive `<name>-<version>.tar.gz`.

@@ -96,6 +96,27 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
         let (findings, release) = evolution::check(lock, &checked.skills, options);
         checked.findings.extend(findings);
         checked.release = release;
+        // A skill whose manifest could not be read has no known id: it fails anyway,
+        // and is not reported as removed too.
+        if let (Some(ws), Some(release), false) = (
+            &checked.workspace,
+            &checked.release,
+            checked.unassembled.iter().any(Option::is_none),
+        ) {
+            let present: std::collections::BTreeSet<&str> = checked
+                .skills
+                .iter()
+                .map(|s| s.interface.skill_id.as_str())
+                .chain(checked.unassembled.iter().flatten().map(String::as_str))
+                .collect();
+            let removed = evolution::removed_skills(
+                release,
+                &present,
+                &ws.manifest.removed_skills,
+                &ws.root.join(workspace::WORKSPACE_FILE),
+            );
+            checked.findings.extend(removed);
+        }
         finding::sort(&mut checked.findings);
         checked.findings.dedup();
     }
@@ -221,7 +242,7 @@ fn check_skill(
     let unassembled = || Err(Some(skill.manifest.skill_id.clone()));
     let m = &skill.manifest;
     let at_manifest = || Location::file(&skill.manifest_path);
-    let mut findings = Vec::new();
+    let mut findings = workspace::unknown_folders(&skill);
     if m.skill_id == DESCRIBE_SKILL {
         findings.push(Finding::new(
             Code::DuplicateSkill,
@@ -556,10 +577,51 @@ pub struct BuildOptions {
     pub destination: bundle::destination::Permission,
 }
 
+/// What `build` would refuse about writing the bundle of a checked workspace (every
+/// check passed) into `out_dir` (`release_immutable`, `path_invalid`), so that `check`
+/// passes only what `build` accepts. A signature downgrade is not judged: `check` takes
+/// no keys.
+pub fn destination_findings(
+    checked: &Checked,
+    out_dir: &Path,
+    permission: bundle::destination::Permission,
+) -> Vec<Finding> {
+    let Some(ws) = checked.workspace.as_ref().filter(|_| checked.ok()) else {
+        return Vec::new();
+    };
+    let Ok(schema) = InterfaceSchema::packaged() else {
+        return Vec::new();
+    };
+    let interfaces: Vec<&Document> = checked.skills.iter().map(|s| &s.interface).collect();
+    let contents = bundle::contents(
+        &ws.manifest.bundle.name,
+        &ws.manifest.bundle.version,
+        schema.digest(),
+        &interfaces,
+        &card_fragment(&checked.skills),
+    );
+    let dest = out_dir.join(ws.archive_name());
+    bundle::destination::check(
+        &ws.root,
+        out_dir,
+        &dest,
+        &contents.manifest,
+        None,
+        permission,
+    )
+    .err()
+    .into_iter()
+    .collect()
+}
+
 /// Check the workspace and, when every check passes, write the bundle into `out_dir`.
 /// The lock is updated only after the bundle is written; with `locked`, a lock that
 /// would change fails the build before anything is written.
 pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
+    // What an earlier, killed build left: lock temporaries beside the lock, bundle
+    // temporaries in the output directory.
+    bundle::remove_stale_temporaries(root);
+    bundle::remove_stale_temporaries(out_dir);
     let mut checked = check_with(root, &options.progress, &options.evolution);
     if !checked.ok() {
         return Built {
@@ -627,7 +689,7 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
         out_dir,
         &dest,
         &contents.manifest,
-        signed,
+        Some(signed),
         options.destination,
     ) {
         checked.findings.push(f);

@@ -100,6 +100,44 @@ fn file_references(schema: &Value) -> Vec<(String, String, Option<String>)> {
     found
 }
 
+/// A stand-in for the base URI of a schema file whose root has no `$id`: relative `$id`s
+/// and `$ref`s are resolved against it only to compare them with each other.
+const PLACEHOLDER_BASE: &str = "file:///skillbundle-schema-file/schema.json";
+
+/// The embedded resources of `schema` whose `$id` is relative all the way up (so it
+/// resolves against the file's own base URI, as a file `$ref` does): (the `$id` resolved
+/// against [`PLACEHOLDER_BASE`], without fragment; the pointer to the resource; the `$id`
+/// as written).
+fn relative_resources(schema: &Value) -> Vec<(String, String, String)> {
+    let tree = SchemaTree::new(schema);
+    let mut found = Vec::new();
+    for index in 0..tree.len() {
+        let Some(Value::String(_)) = tree.nodes[index].value.get("$id") else {
+            continue;
+        };
+        let mut chain = Vec::new();
+        let mut ancestor = Some(index);
+        while let Some(i) = ancestor {
+            if let Some(Value::String(id)) = tree.nodes[i].value.get("$id") {
+                chain.push(id.as_str());
+            }
+            ancestor = tree.nodes[i].parent;
+        }
+        let mut base = PLACEHOLDER_BASE.to_owned();
+        for id in chain.iter().rev() {
+            match crate::schema::walk::resolve_uri(&base, id) {
+                Some(uri) => base = uri,
+                None => break,
+            }
+        }
+        // An absolute `$id` on the way gives an absolute base that no file `$ref`
+        // resolved against the placeholder can equal.
+        let resolved = base.split('#').next().unwrap_or_default().to_owned();
+        found.push((resolved, tree.pointer(index), chain[0].to_owned()));
+    }
+    found
+}
+
 /// Resolve `relative` against the directory `base` (real, inside `real_root`) without
 /// ever leaving the workspace: the workspace-relative path, with `/` separators.
 fn workspace_path(real_root: &Path, base: &Path, relative: &str) -> Result<String, &'static str> {
@@ -162,8 +200,32 @@ pub fn embed(
     let mut root_value = None;
     while let Some((mut value, real, file, id)) = pending.pop() {
         let base = real.parent().unwrap_or(&real_root).to_path_buf();
+        let relative_ids = relative_resources(&value);
         for (at, path, fragment) in file_references(&value) {
             let fail = |message: &str| Finding::new(Code::PathInvalid, message, file.locate(&at));
+            let names = crate::schema::walk::resolve_uri(PLACEHOLDER_BASE, &path);
+            if let Some((_, pointer, id)) = relative_ids
+                .iter()
+                .find(|(r, ..)| Some(r) == names.as_ref())
+            {
+                let file_reading = match workspace_path(&real_root, &base, &path) {
+                    Ok(rel) => format!("the workspace file {}", root.join(rel).display()),
+                    Err(_) => format!("a workspace file {path:?} beside this schema"),
+                };
+                findings.push(
+                    Finding::new(
+                        Code::RefAmbiguous,
+                        format!(
+                            "`$ref` {path:?} is ambiguous: JSON Schema resolves it to the embedded resource at {pointer} (whose `$id` is {id:?}), while as a shared-schema reference it names {file_reading}; refusing to guess"
+                        ),
+                        file.locate(&at),
+                    )
+                    .with_help(
+                        "give the embedded resource an absolute `$id` (the draft requires one of every embedded resource a `$ref` targets, e.g. urn:example:...) and refer to it by that; or rename it so the `$ref` names only the file",
+                    ),
+                );
+                continue;
+            }
             let rel = match workspace_path(&real_root, &base, &path) {
                 Ok(rel) => rel,
                 Err(message) => {

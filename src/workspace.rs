@@ -73,7 +73,10 @@ impl Workspace {
                 for pattern in patterns {
                     match expand(root, pattern) {
                         Ok(found) => dirs.extend(found),
-                        Err(msg) => findings.push(Finding::at_file(Code::PathInvalid, msg, &path)),
+                        Err(Expanded::Nothing(msg)) => {
+                            findings.push(Finding::at_file(Code::PathInvalid, msg, &path))
+                        }
+                        Err(Expanded::Misplaced(f)) => findings.extend(f),
                     }
                 }
                 dirs.sort();
@@ -84,7 +87,7 @@ impl Workspace {
         let skill_dirs = match skill_dirs {
             Ok(d) => d,
             Err(f) => {
-                findings.push(f);
+                findings.extend(f);
                 Vec::new()
             }
         };
@@ -160,40 +163,123 @@ fn exceeds_size(root: &Path, max: u64) -> Option<Finding> {
     None
 }
 
-fn list_default_skills(root: &Path) -> Result<Vec<PathBuf>, Finding> {
+fn list_default_skills(root: &Path) -> Result<Vec<PathBuf>, Vec<Finding>> {
     let skills = root.join("skills");
     let entries = match std::fs::read_dir(&skills) {
         Ok(e) => e,
         Err(_) => return Ok(Vec::new()),
     };
     let mut dirs = Vec::new();
+    let mut findings = Vec::new();
     for entry in entries {
         let entry = entry.map_err(|e| {
-            Finding::at_file(
+            vec![Finding::at_file(
                 Code::Io,
                 format!("cannot list the skills directory: {e}"),
                 &skills,
-            )
+            )]
         })?;
-        let dir = entry.path();
-        if dir.join(SKILL_FILE).is_file() {
-            dirs.push(dir);
+        let path = entry.path();
+        if path.join(SKILL_FILE).is_file() {
+            dirs.push(path);
+        } else if path.is_dir() {
+            findings.extend(misplaced_manifest(&path));
+        } else if let Some(found) = manifest_lookalike(&path) {
+            findings.push(
+                Finding::at_file(
+                    Code::LayoutUnexpected,
+                    format!("{found} directly in skills/ is one folder too shallow: each skill is a folder skills/<dir>/{SKILL_FILE}"),
+                    &path,
+                )
+                .with_help(format!("move it to skills/<dir>/{SKILL_FILE}")),
+            );
         }
+    }
+    if !findings.is_empty() {
+        return Err(findings);
     }
     dirs.sort();
     Ok(dirs)
 }
 
+/// `Some(name)` when `path`'s file name looks like a skill manifest that is not named
+/// exactly `skill.yaml`: another case, `.yml`, `.json`, or a near miss (`skil.yaml`).
+/// `skill.yaml` itself is a lookalike too (for a file in the wrong place).
+fn manifest_lookalike(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let lower = name.to_ascii_lowercase();
+    let (stem, ext) = lower.rsplit_once('.')?;
+    let manifest_ext = matches!(ext, "yaml" | "yml" | "json");
+    (path.is_file() && manifest_ext && strsim::levenshtein(stem, "skill") <= 1)
+        .then(|| name.to_owned())
+}
+
+/// Why a folder that should be a skill has no `skill.yaml`: a manifest under another
+/// name (did you mean `skill.yaml`?), or a manifest one folder too deep. Nothing for a
+/// folder with neither (shared schemas may live under `skills/`).
+fn misplaced_manifest(dir: &Path) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut children: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    children.sort();
+    for child in &children {
+        if let Some(name) = manifest_lookalike(child) {
+            findings.push(
+                Finding::at_file(
+                    Code::LayoutUnexpected,
+                    format!("{name} is not read: a skill's manifest is named {SKILL_FILE}; did you mean {SKILL_FILE}?"),
+                    child,
+                )
+                .with_help(format!("rename it to {SKILL_FILE}")),
+            );
+        }
+    }
+    if !findings.is_empty() {
+        return findings;
+    }
+    for child in children.iter().filter(|c| c.is_dir()) {
+        let inner = child.join(SKILL_FILE);
+        let found = if inner.is_file() {
+            Some(inner)
+        } else {
+            std::fs::read_dir(child).ok().and_then(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .find(|p| manifest_lookalike(p).is_some())
+            })
+        };
+        if let Some(found) = found {
+            findings.push(
+                Finding::at_file(
+                    Code::LayoutUnexpected,
+                    format!(
+                        "this skill manifest is one folder too deep and is not read: did you mean {}?",
+                        dir.join(SKILL_FILE).display()
+                    ),
+                    &found,
+                )
+                .with_help(format!(
+                    "move the skill's files up into {}, or select the folder in skillbundle.yaml's `skills:`",
+                    dir.display()
+                )),
+            );
+        }
+    }
+    findings
+}
+
 /// Expand one `skills:` entry: a relative directory path whose segments may use `*`.
-fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, Expanded> {
     let p = Path::new(pattern);
     if p.is_absolute()
         || p.components()
             .any(|c| matches!(c, std::path::Component::ParentDir))
     {
-        return Err(format!(
+        return Err(Expanded::Nothing(format!(
             "skills entry {pattern:?} must be a relative path inside the workspace"
-        ));
+        )));
     }
     let mut current = vec![root.to_path_buf()];
     for segment in pattern.split('/').filter(|s| !s.is_empty() && *s != ".") {
@@ -215,16 +301,27 @@ fn expand(root: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
         }
         current = next;
     }
-    let found: Vec<PathBuf> = current
+    let (found, without): (Vec<PathBuf>, Vec<PathBuf>) = current
         .into_iter()
-        .filter(|d| d.join(SKILL_FILE).is_file())
-        .collect();
+        .partition(|d| d.join(SKILL_FILE).is_file());
+    let misplaced: Vec<Finding> = without.iter().flat_map(|d| misplaced_manifest(d)).collect();
+    if !misplaced.is_empty() {
+        return Err(Expanded::Misplaced(misplaced));
+    }
     if found.is_empty() {
-        return Err(format!(
+        return Err(Expanded::Nothing(format!(
             "skills entry {pattern:?} matches no directory with a {SKILL_FILE}"
-        ));
+        )));
     }
     Ok(found)
+}
+
+/// Why a `skills:` entry selects no skill.
+enum Expanded {
+    /// A path entry that is not relative and inside the workspace, or matches nothing.
+    Nothing(String),
+    /// Folders it matches hold a manifest under another name or one folder too deep.
+    Misplaced(Vec<Finding>),
 }
 
 /// `*` matches any run of characters, `?` one character.
@@ -395,6 +492,60 @@ pub fn read_skill(root: &Path, dir: &Path) -> Result<SkillSource, Finding> {
         manifest_path: path,
         manifest,
     })
+}
+
+/// The folder of a skill that holds its examples (crate::examples).
+pub const EXAMPLES_DIR: &str = "examples";
+
+/// Folders in a skill that nothing reads although they look meant to be read: a near
+/// miss of `examples/` (did you mean `examples/`?), or a folder laid out like examples
+/// (`input/`, `output/`, `records/`, `valid/`, `invalid/` inside). A folder on the path
+/// of a schema file the manifest names is known; any other folder (shared definitions a
+/// `$ref` reaches, notes) is left alone.
+pub fn unknown_folders(skill: &SkillSource) -> Vec<Finding> {
+    let m = &skill.manifest;
+    let known: Vec<&str> = std::iter::once(&m.input.file)
+        .chain(std::iter::once(&m.output.file))
+        .chain(m.supporting_records.iter().map(|r| &r.file))
+        .filter_map(|file| file.split('/').find(|c| !c.is_empty() && *c != "."))
+        .collect();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&skill.dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    let mut findings = Vec::new();
+    for dir in dirs {
+        let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        if name == EXAMPLES_DIR || name.starts_with('.') || known.contains(&name) {
+            continue;
+        }
+        let near = strsim::levenshtein(&name.to_lowercase(), EXAMPLES_DIR) <= 3;
+        let shaped = ["input", "output", "records", "valid", "invalid"]
+            .iter()
+            .any(|d| dir.join(d).is_dir());
+        if near || shaped {
+            findings.push(
+                Finding::at_file(
+                    Code::LayoutUnexpected,
+                    format!(
+                        "folder {name}/ is not read{}: a skill's examples live in {EXAMPLES_DIR}/; did you mean {EXAMPLES_DIR}/?",
+                        if shaped { ", although it is laid out like examples" } else { "" }
+                    ),
+                    &dir,
+                )
+                .with_help(format!("rename it to {EXAMPLES_DIR}/, or move it out of the skill")),
+            );
+        }
+    }
+    findings
 }
 
 /// Resolve a manifest's `file:` for a schema, reporting a path finding on the manifest.

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use skillbundle::bundle::{Bundle, TrustedKeys};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 const BUNDLE: &str = "dist/example-network-skills-0.1.0.tar.gz";
 const ERC_INPUT: &str = "skills/evaluate_resource_condition/schemas/input.json";
@@ -256,19 +256,83 @@ fn a_build_killed_while_writing_leaves_the_old_bundle_or_the_new_one() {
     assert!(leftovers.len() <= 1, "{leftovers:?}");
     assert_eq!(dist_entries(&dist).len(), 1 + leftovers.len());
 
-    // The next build completes and removes a stale temporary file (one not written to for
-    // an hour); a fresh one might belong to a build still running, so it is kept.
-    if let Some(stale) = leftovers.first() {
-        let file = std::fs::File::options().write(true).open(stale).unwrap();
-        file.set_modified(SystemTime::now() - Duration::from_secs(2 * 3600))
-            .unwrap();
-    }
+    // The next build completes and removes the temporary file the killed build left
+    // (beside the bundle, and a lock's beside the lock); one whose writer still holds
+    // it (another build running) is kept.
+    let lock_leftover = root.join(".skillbundle-lock-killed.partial");
+    write(&lock_leftover, b"half a lock");
     let fresh = dist.join(".skillbundle-fresh.partial");
     write(&fresh, b"another build's work in progress");
+    let held = std::fs::File::open(&fresh).unwrap();
+    // SAFETY: a valid descriptor, locked as a running build locks its temporary file.
+    let locked = unsafe {
+        libc::flock(
+            std::os::unix::io::AsRawFd::as_raw_fd(&held),
+            libc::LOCK_EX | libc::LOCK_NB,
+        )
+    };
+    assert_eq!(locked, 0);
     assert_eq!(run(&["build", ".", "--force"], root).status, 0);
     assert!(opens(&dest));
     assert_ne!(std::fs::read(&dest).unwrap(), old);
     assert_eq!(partials(&dist), vec![fresh]);
+    assert!(partials(root).is_empty(), "{:?}", partials(root));
+    drop(held);
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM while a build writes its bundle: the build removes its
+/// temporary file before it ends, and the bundle's path holds the old bundle or the
+/// complete new one.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_build_removes_its_temporary_files() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    generated_workspace(root, "big", 200, 48 * 1024);
+    let dist = root.join("dist");
+    let dest = dist.join("big-1.0.0.tar.gz");
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let _ = std::fs::remove_dir_all(&dist);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillbundle"))
+            .args(["build", "."])
+            .current_dir(root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let mut caught = false;
+        while start.elapsed() < Duration::from_secs(120) {
+            if !partials(&dist).is_empty() {
+                // SAFETY: signalling our own child.
+                assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+                caught = true;
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let status = child.wait().unwrap();
+        assert!(
+            caught,
+            "the build finished before its temporary file was seen"
+        );
+        // Ended by the signal, as an interrupted program does (or, had the write won
+        // the race, completed).
+        assert!(
+            status.signal() == Some(signal) || status.success(),
+            "{status:?}"
+        );
+        assert!(partials(&dist).is_empty(), "{:?}", partials(&dist));
+        assert!(partials(root).is_empty(), "{:?}", partials(root));
+        assert!(
+            !dest.exists() || opens(&dest),
+            "a partial bundle at the final path"
+        );
+    }
 }
 
 #[test]

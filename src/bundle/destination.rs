@@ -31,13 +31,15 @@ pub struct Permission {
 }
 
 /// Check that the bundle whose manifest is `manifest` (signatures aside), signed or not,
-/// may be written to `dest` in `out_dir`, a build of the workspace at `root`.
+/// may be written to `dest` in `out_dir`, a build of the workspace at `root`. `signed`
+/// is `None` when it is not known (`check`, which takes no keys): a signature downgrade
+/// is then not judged.
 pub fn check(
     root: &Path,
     out_dir: &Path,
     dest: &Path,
     manifest: &Value,
-    signed: bool,
+    signed: Option<bool>,
     permission: Permission,
 ) -> Result<(), Finding> {
     if !permission.out_named {
@@ -63,7 +65,7 @@ pub fn check(
             .get(SIGNATURES)
             .and_then(Value::as_array)
             .is_some_and(|s| !s.is_empty());
-        if old_signed && !signed {
+        if old_signed && signed == Some(false) {
             return Err(Finding::at_file(
                 Code::SignatureDowngrade,
                 "a signed bundle of this name and version is already here, and this build is unsigned: \
@@ -128,7 +130,7 @@ mod tests {
                 &dist,
                 &dest,
                 &m,
-                false,
+                Some(false),
                 Permission {
                     out_named,
                     force: false,

@@ -228,40 +228,15 @@ pub fn write_atomically(dest: &Path, files: &BTreeMap<String, Body>) -> std::io:
     Ok(dest.to_path_buf())
 }
 
-/// Temporary bundle files are named `.skillbundle-*.partial`: never the final name, so
-/// a build that is killed (no destructor runs) can leave one behind but never a partial
-/// file at the bundle's path.
+/// Temporary bundle files are named `.skillbundle-*.partial` (the lock's too:
+/// `.skillbundle-lock-*.partial`): never the final name, so a build that is killed (no
+/// destructor runs) can leave one behind but never a partial file at the bundle's path.
 const TEMP_PREFIX: &str = ".skillbundle-";
-const TEMP_SUFFIX: &str = crate::atomic_file::TEMP_SUFFIX;
 
-/// A temporary file not written to for this long is left over by a killed build.
-const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Remove temporary bundle files left in `dir` by killed builds. A recent one may belong
-/// to a build still running into the same directory, so only stale ones go; failures
-/// are ignored (this is housekeeping, not part of the build).
-fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let now = std::time::SystemTime::now();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if !(name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)) {
-            continue;
-        }
-        let stale = entry
-            .metadata()
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|m| m.modified().ok())
-            .and_then(|modified| now.duration_since(modified).ok())
-            .is_some_and(|age| age >= STALE_AFTER);
-        if stale {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+/// Remove the temporary bundle and lock files left in `dir` by killed builds (those
+/// whose writer is gone: [`crate::atomic_file::remove_stale`]).
+pub fn remove_stale_temporaries(dir: &Path) {
+    crate::atomic_file::remove_stale(dir, TEMP_PREFIX);
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 use super::{count, progress, skill_lines, SkillLine};
 use crate::render::{self, Format};
 use serde::Serialize;
+use skillbundle::bundle::destination::Permission;
 use skillbundle::finding::Finding;
 use skillbundle::ledger::LOCK_FILE;
 use skillbundle::{evolution, pipeline};
@@ -21,6 +22,13 @@ pub struct Args {
     /// A previously published bundle: its versions are checked like the lock's.
     #[arg(long, value_name = "BUNDLE")]
     previous: Option<PathBuf>,
+    /// Where `build` would write the bundle (default: WORKSPACE/dist): a bundle already
+    /// there is judged as `build` judges it (`release_immutable`).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Judge the destination as `build --force` would.
+    #[arg(long)]
+    force: bool,
 }
 
 /// `check --format json`.
@@ -38,12 +46,25 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         ..evolution::Options::default()
     };
     let workspace = skillbundle::workspace::find_root(&args.workspace).unwrap_or(args.workspace);
-    check(format, &workspace, &ledger)
+    let destination = Permission {
+        out_named: args.out.is_some(),
+        force: args.force,
+    };
+    let out = args.out.unwrap_or_else(|| workspace.join("dist"));
+    check(format, &workspace, &ledger, &out, destination)
 }
 
-fn check(format: Format, workspace: &Path, ledger: &evolution::Options) -> ExitCode {
+fn check(
+    format: Format,
+    workspace: &Path,
+    ledger: &evolution::Options,
+    out: &Path,
+    destination: Permission,
+) -> ExitCode {
     let (observer, bar) = progress(format);
-    let checked = pipeline::check_with(workspace, &observer, ledger);
+    let mut checked = pipeline::check_with(workspace, &observer, ledger);
+    let refused = pipeline::destination_findings(&checked, out, destination);
+    checked.findings.extend(refused);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -69,6 +69,7 @@ fn init(format: Format, dir: &Path, skill: Option<&str>) -> ExitCode {
         Err(e) => {
             let code = match e {
                 skillbundle::init::InitError::Io(..) => Code::Io,
+                skillbundle::init::InitError::ReservedSkillId => Code::DuplicateSkill,
                 _ => Code::PathInvalid,
             };
             fail(
