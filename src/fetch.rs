@@ -22,8 +22,9 @@
 //!
 //! Only the operator can say otherwise ([`FetchOptions::allow_rollback`],
 //! `pull --allow-rollback`), and what is then accepted is recorded as the new highest.
-//! When the
-//! registry cannot be reached or the new bundle is refused, the last good bundle of that
+//! A version ordering cannot see a *freeze* (a registry that keeps serving the old tag):
+//! for that the manifest's signed, expiring release statement is checked
+//! ([`crate::release`], [`FetchOptions::max_age`]). When the registry cannot be reached or the new bundle is refused, the last good bundle of that
 //! source is verified again from the state directory and loaded instead, and the result
 //! says so ([`Source::LastGood`], with the findings that caused it). Without a last good
 //! bundle the findings are returned: an agent never starts on nothing it can trust.
@@ -38,6 +39,7 @@ use crate::bundle::{Bundle, TrustedKeys};
 use crate::finding::{Code, Finding, Location};
 use crate::referrers;
 use crate::registry::{self, ArtifactRef, Options};
+use crate::release;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -64,6 +66,11 @@ pub struct FetchOptions {
     /// else [`Code::ReferrerSignatureMissing`]. The in-bundle signature is checked
     /// either way and stays authoritative.
     pub require_referrer_signature: bool,
+    /// Require a release statement ([`crate::release`]) issued at most this long ago:
+    /// a frozen or replaying registry is refused once stale ([`Code::ReleaseExpired`]),
+    /// and a bundle without a statement too. Without it, a statement the manifest carries
+    /// is still checked (signature, binding, expiry).
+    pub max_age: Option<std::time::Duration>,
 }
 
 impl From<Options> for FetchOptions {
@@ -374,6 +381,18 @@ async fn pull_and_accept(
         }
         findings
     })?;
+    let digest = registry::sha256(&pulled.bytes);
+    let subject = release::Subject {
+        name: bundle.name(),
+        version: bundle.version(),
+        digest: &digest,
+    };
+    let freshness = release::Freshness {
+        now: release::now(),
+        max_age: options.max_age,
+    };
+    release::check(pulled.release.as_deref(), subject, trust, freshness, &at)
+        .map_err(|f| vec![f])?;
     if options.require_referrer_signature {
         referrers::verify_signature(
             reference,
@@ -385,7 +404,6 @@ async fn pull_and_accept(
         .await
         .map_err(|f| vec![f])?;
     }
-    let digest = registry::sha256(&pulled.bytes);
     let source = reference.repository_key();
     if !options.allow_rollback {
         if let Err(why) = state.admits(&source, bundle.name(), bundle.version(), &digest) {

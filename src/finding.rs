@@ -72,6 +72,7 @@ pub enum Code {
     TagImmutable,
     /// A bundle older than one already accepted was refused (anti-rollback).
     RollbackRefused,
+    ReleaseExpired,
     /// A pull that requires it found no signature referrer by a trusted key.
     ReferrerSignatureMissing,
     /// A build would replace a bundle of the same name and version with other content.
@@ -128,6 +129,7 @@ impl Code {
         Code::ArtifactInvalid,
         Code::TagImmutable,
         Code::RollbackRefused,
+        Code::ReleaseExpired,
         Code::ReferrerSignatureMissing,
         Code::ReleaseImmutable,
         Code::SignatureDowngrade,
@@ -172,6 +174,7 @@ impl Code {
             Code::ArtifactInvalid => "artifact_invalid",
             Code::TagImmutable => "tag_immutable",
             Code::RollbackRefused => "rollback_refused",
+            Code::ReleaseExpired => "release_expired",
             Code::ReferrerSignatureMissing => "referrer_signature_missing",
             Code::ReleaseImmutable => "release_immutable",
             Code::SignatureDowngrade => "signature_downgrade",
@@ -231,6 +234,9 @@ impl Code {
             }
             Code::TagImmutable => "a push would move a release-version tag to different content",
             Code::RollbackRefused => "a bundle older than the highest version already accepted",
+            Code::ReleaseExpired => {
+                "a release statement expired, is older than --max-age, or is missing when required"
+            }
             Code::ReferrerSignatureMissing => {
                 "--require-referrer-signature, and no OCI referrer of the bundle carries a trusted signature over it"
             }

@@ -53,6 +53,7 @@ pub mod python;
 pub mod referrers;
 #[cfg(feature = "oci")]
 pub mod registry;
+pub mod release;
 pub mod schema;
 pub mod schema_bytes;
 pub mod shared_schemas;

@@ -102,6 +102,8 @@ pub struct Pushed {
 #[derive(Debug, Clone)]
 pub struct Pulled {
     pub bytes: Vec<u8>,
+    /// The release statement the manifest carries ([`crate::release`]), not yet checked.
+    pub release: Option<Vec<u8>>,
     /// The manifest digest (`sha256:…`).
     pub manifest_digest: String,
     /// `registry/repository@sha256:…`, the immutable name of what was pulled.
@@ -436,8 +438,19 @@ pub fn created() -> String {
 /// The manifest bytes pushed for a bundle: a fixed member order, so equal bundles give
 /// equal manifests (and digests).
 pub fn manifest_for(bundle_bytes: &[u8], info: &BundleInfo) -> Vec<u8> {
+    manifest_with_release(bundle_bytes, info, None)
+}
+
+/// [`manifest_for`], with a release statement (the statement file's bytes, see
+/// [`crate::release`]) carried in the [`crate::release::ANNOTATION`] annotation. Without
+/// one the manifest is exactly [`manifest_for`]'s.
+pub fn manifest_with_release(
+    bundle_bytes: &[u8],
+    info: &BundleInfo,
+    release: Option<&[u8]>,
+) -> Vec<u8> {
     let title = format!("{}-{}.tar.gz", info.name, info.version);
-    let manifest = json!({
+    let mut manifest = json!({
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,
         "artifactType": ARTIFACT_TYPE,
@@ -461,7 +474,21 @@ pub fn manifest_for(bundle_bytes: &[u8], info: &BundleInfo) -> Vec<u8> {
             ANNOTATION_VERSION: info.version,
         },
     });
+    if let Some(statement) = release {
+        // Compact, so the annotation is one line; the text is what was signed around.
+        let compact = serde_json::from_slice::<Value>(statement)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| String::from_utf8_lossy(statement).into_owned());
+        manifest["annotations"][crate::release::ANNOTATION] = Value::String(compact);
+    }
     serde_json::to_vec(&manifest).expect("a JSON value always serializes")
+}
+
+/// The release statement a manifest carries, if any (not yet checked).
+pub fn release_statement(manifest: &[u8]) -> Option<Vec<u8>> {
+    annotations(manifest)
+        .remove(crate::release::ANNOTATION)
+        .map(String::into_bytes)
 }
 
 /// Push a verified bundle's bytes to `reference` (which must name a tag).
@@ -472,6 +499,20 @@ pub fn manifest_for(bundle_bytes: &[u8], info: &BundleInfo) -> Vec<u8> {
 pub async fn push(
     bundle_bytes: &[u8],
     info: &BundleInfo,
+    reference: &ArtifactRef,
+    options: &Options,
+    force: bool,
+) -> Result<Pushed, Finding> {
+    push_with_release(bundle_bytes, info, None, reference, options, force).await
+}
+
+/// [`push`], with a release statement in the manifest ([`manifest_with_release`]). A
+/// release-version tag may move to a manifest of the *same layer* (the same bundle,
+/// a re-issued statement) without `force`: the content the tag names is unchanged.
+pub async fn push_with_release(
+    bundle_bytes: &[u8],
+    info: &BundleInfo,
+    release: Option<&[u8]>,
     reference: &ArtifactRef,
     options: &Options,
     force: bool,
@@ -487,7 +528,7 @@ pub async fn push(
     let tag = tag.to_string();
     let auth = auth(reference, options)?;
     let client = client(options);
-    let manifest = manifest_for(bundle_bytes, info);
+    let manifest = manifest_with_release(bundle_bytes, info, release);
     let digest = sha256(&manifest);
     let image = &reference.inner;
 
@@ -515,7 +556,9 @@ pub async fn push(
                 });
             let version_tag =
                 tag == info.version || existing_version.as_deref() == Some(tag.as_str());
-            if version_tag && !force {
+            let same_layer = check_manifest(&existing, u64::MAX)
+                .is_ok_and(|layer| layer.digest == sha256(bundle_bytes));
+            if version_tag && !same_layer && !force {
                 return Err(Finding::new(
                     Code::TagImmutable,
                     "the tag names a release version and already points to different content; release versions are immutable",
@@ -670,6 +713,7 @@ async fn pull_within(
     }
     Ok(Pulled {
         bytes,
+        release: release_statement(&manifest_bytes),
         pinned: format!("{}@{actual}", reference.repository_key()),
         manifest_digest: actual,
     })

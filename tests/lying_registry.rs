@@ -17,6 +17,7 @@ use skillbundle::bundle::{self, Bundle};
 use skillbundle::credentials::Credentials;
 use skillbundle::fetch::{self, Source};
 use skillbundle::registry;
+use skillbundle::release;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -969,4 +970,179 @@ fn basic_credentials_go_to_the_registry_or_an_https_realm_only() {
     refused.finding("artifact_not_found");
     assert!(!refused.stdout.contains("s3cret") && !refused.stderr.contains("s3cret"));
     assert!(silent.seen().is_empty());
+}
+
+// --- Freeze and replay ------------------------------------------------------------------
+
+const DAY: u64 = 86_400;
+
+/// A statement for `bundle` (named `name` `version`), issued `age` seconds ago and valid
+/// for `lifetime` seconds from then, by the fixture's key.
+fn statement(bundle: &[u8], name: &str, version: &str, age: u64, lifetime: u64) -> Vec<u8> {
+    let digest = sha256(bundle);
+    let subject = release::Subject {
+        name,
+        version,
+        digest: &digest,
+    };
+    release::issue(
+        subject,
+        release::now() - age,
+        Duration::from_secs(lifetime),
+        std::slice::from_ref(&fixture().key),
+    )
+}
+
+/// A registry serving `bundle` with `statement` in its manifest.
+fn serving_with_release(lying: &Lying, bundle: &[u8], version: &str, statement: Option<Vec<u8>>) {
+    let info = registry::BundleInfo {
+        name: "net".into(),
+        version: version.into(),
+        skills: 3,
+    };
+    let manifest = registry::manifest_with_release(bundle, &info, statement.as_deref());
+    let (bundle, layer) = (bundle.to_vec(), sha256(bundle));
+    lying.set(move |r| {
+        if manifest_route(r) {
+            Response::json(200, &manifest, registry::MANIFEST_MEDIA_TYPE)
+        } else if r.path.ends_with(&layer) {
+            Response::bytes(&bundle)
+        } else {
+            Response::status(404)
+        }
+    });
+}
+
+#[test]
+fn a_frozen_or_replaying_registry_is_refused_once_its_release_statement_is_stale() {
+    let trust = fixture().trust();
+    let v2 = signed_bundle("net", "0.2.0");
+    let v1 = signed_bundle("net", "0.1.0");
+    let lying = Lying::start(|_| Response::status(404));
+    let reference = format!("oci://{}/skills/net:stable", lying.host());
+    let state = tempfile::tempdir().unwrap();
+    let week = fetch::FetchOptions {
+        max_age: Some(Duration::from_secs(7 * DAY)),
+        ..plain()
+    };
+    let none = plain();
+    let fetch = |options: &fetch::FetchOptions| {
+        fetch::fetch(&reference, &trust, state.path(), options).unwrap()
+    };
+
+    // Fresh: accepted.
+    serving_with_release(
+        &lying,
+        &v2,
+        "0.2.0",
+        Some(statement(&v2, "net", "0.2.0", 3600, 30 * DAY)),
+    );
+    let fresh = fetch(&week);
+    assert_eq!(fresh.bundle.version(), "0.2.0");
+    assert!(refused_codes(&fresh).is_empty());
+
+    // The freeze: the vendor has moved on, the mirror keeps serving 0.2.0 with the
+    // statement it had. Still signed, still unexpired — but 8 days old: refused, and the
+    // agent runs on what it has, knowing why.
+    let cases: Vec<(&str, Option<Vec<u8>>, &fetch::FetchOptions, &str)> = vec![
+        (
+            "frozen 8 days",
+            Some(statement(&v2, "net", "0.2.0", 8 * DAY, 30 * DAY)),
+            &week,
+            "release_expired",
+        ),
+        (
+            "expired, no --max-age",
+            Some(statement(&v2, "net", "0.2.0", 31 * DAY, 30 * DAY)),
+            &none,
+            "release_expired",
+        ),
+        (
+            "issued in the future",
+            Some(statement(&v2, "net", "0.2.0", 0, 30 * DAY)).map(|s| future(&v2, s)),
+            &none,
+            "release_expired",
+        ),
+        ("no statement, --max-age", None, &week, "release_expired"),
+        (
+            "another bundle's statement",
+            Some(statement(&v1, "net", "0.1.0", 60, 30 * DAY)),
+            &week,
+            "digest_mismatch",
+        ),
+        (
+            "a tampered statement",
+            Some(tampered(statement(&v2, "net", "0.2.0", 60, 30 * DAY))),
+            &week,
+            "signature_invalid",
+        ),
+    ];
+    for (case, statement, options, code) in cases {
+        serving_with_release(&lying, &v2, "0.2.0", statement);
+        let kept = fetch(options);
+        assert_eq!(kept.bundle.version(), "0.2.0", "{case}");
+        assert_eq!(refused_codes(&kept), [code], "{case}");
+    }
+
+    // Without --max-age and without a statement, as before.
+    serving_with_release(&lying, &v2, "0.2.0", None);
+    assert!(refused_codes(&fetch(&plain())).is_empty());
+
+    // The command line: verify oci:// and pull refuse a replayed statement the same way.
+    serving_with_release(
+        &lying,
+        &v2,
+        "0.2.0",
+        Some(statement(&v2, "net", "0.2.0", 8 * DAY, 30 * DAY)),
+    );
+    let dir = agent_dir();
+    let verify = run(
+        &[
+            "verify",
+            &reference,
+            "--trust",
+            "trust.jwk.json",
+            "--plain-http",
+            "--max-age",
+            "7d",
+            "--format",
+            "json",
+        ],
+        dir.path(),
+    );
+    assert_eq!(verify.status, 1, "{}", verify.stdout);
+    verify.finding("release_expired");
+    let pulled = pull(dir.path(), &reference, &["--max-age", "7d"]);
+    assert_eq!(pulled.status, 1, "{}", pulled.stdout);
+    pulled.finding("release_expired");
+    assert_eq!(tree(dir.path()), ["trust.jwk.json"]);
+    let relaxed = pull(dir.path(), &reference, &["--max-age", "9d"]);
+    assert_eq!(relaxed.status, 0, "{}{}", relaxed.stdout, relaxed.stderr);
+}
+
+/// `statement` re-issued an hour in the future (a signer whose clock runs ahead).
+fn future(bundle: &[u8], _statement: Vec<u8>) -> Vec<u8> {
+    let digest = sha256(bundle);
+    release::issue(
+        release::Subject {
+            name: "net",
+            version: "0.2.0",
+            digest: &digest,
+        },
+        release::now() + 3600,
+        Duration::from_secs(30 * DAY),
+        std::slice::from_ref(&fixture().key),
+    )
+}
+
+/// `statement` with its payload's expiry pushed out, the signature left as it was.
+fn tampered(statement: Vec<u8>) -> Vec<u8> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut signed: Value = serde_json::from_slice(&statement).unwrap();
+    let payload = b64.decode(signed["payload"].as_str().unwrap()).unwrap();
+    let mut payload: Value = serde_json::from_slice(&payload).unwrap();
+    payload["expires_at"] = json!(payload["expires_at"].as_u64().unwrap() + 365 * DAY);
+    signed["payload"] = json!(b64.encode(serde_json::to_vec(&payload).unwrap()));
+    serde_json::to_vec(&signed).unwrap()
 }

@@ -1324,3 +1324,101 @@ fn a_registry_with_the_referrers_api_lists_the_signature_itself() {
     );
     assert!(files_in(&ws.path().join("refused")).is_empty());
 }
+
+#[test]
+fn release_statements_travel_beside_the_bundle_and_in_the_manifest() {
+    let Some(()) = tools() else { return };
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let ok = |r: &Run| assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    let statement = ws
+        .path()
+        .join("dist/example-network-skills-0.2.0.release.json");
+
+    // build --expires: the bundle is byte for byte the one built without it (the
+    // SOURCE_DATE_EPOCH rules hold), and the statement is written beside it.
+    let before = std::fs::read(ws.path().join(V2)).unwrap();
+    let build = |expires: &str| {
+        run(
+            &[
+                "build",
+                ".",
+                "--sign-key",
+                "keys/release.key",
+                "--expires",
+                expires,
+                "--format",
+                "json",
+            ],
+            ws.path(),
+        )
+    };
+    let built = build("30d");
+    ok(&built);
+    assert_eq!(std::fs::read(ws.path().join(V2)).unwrap(), before);
+    assert_eq!(
+        built.json()["release"],
+        "./dist/example-network-skills-0.2.0.release.json"
+    );
+    let verify = |args: &[&str]| {
+        run(
+            &[
+                &["verify", V2, "--trust", TRUST, "--format", "json"][..],
+                args,
+            ]
+            .concat(),
+            ws.path(),
+        )
+    };
+    ok(&verify(&["--max-age", "1d"]));
+    // Without one, --max-age refuses.
+    let elsewhere = run(
+        &[
+            "verify",
+            V1,
+            "--trust",
+            TRUST,
+            "--max-age",
+            "1d",
+            "--format",
+            "json",
+        ],
+        ws.path(),
+    );
+    assert_eq!(elsewhere.status, 1, "{}", elsewhere.stdout);
+    elsewhere.finding("release_expired");
+    // --expires needs a signing key.
+    assert_eq!(run(&["build", ".", "--expires", "1d"], ws.path()).status, 2);
+
+    // push carries it in the manifest; pull --max-age checks it.
+    let target = format!("{}/skills/net:0.2.0", registry.host());
+    let pushed = push(ws.path(), V2, &target, &[]);
+    ok(&pushed);
+    let manifest: Value = serde_json::from_slice(&skopeo_raw(&target)).unwrap();
+    let carried = manifest["annotations"]["io.skillbundle.release"]
+        .as_str()
+        .unwrap();
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(&statement).unwrap()).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(carried).unwrap(), on_disk);
+    ok(&pull(ws.path(), &target, "pulled", &["--max-age", "1d"]));
+
+    // A re-issued statement (CI's daily build) moves the release-version tag without
+    // --force: the layer, the bundle, is the same.
+    ok(&build("31d"));
+    assert_eq!(std::fs::read(ws.path().join(V2)).unwrap(), before);
+    let again = push(ws.path(), V2, &target, &[]);
+    ok(&again);
+    assert_eq!(again.json()["moved"], true);
+    ok(&pull(ws.path(), &target, "again", &["--max-age", "1d"]));
+
+    // The same bundle pushed without a statement, under another tag: refused with
+    // --max-age, accepted without.
+    std::fs::remove_file(&statement).unwrap();
+    let bare = format!("{}/skills/net:bare", registry.host());
+    ok(&push(ws.path(), V2, &bare, &[]));
+    let refused = pull(ws.path(), &bare, "refused", &["--max-age", "1d"]);
+    assert_eq!(refused.status, 1, "{}", refused.stdout);
+    refused.finding("release_expired");
+    assert!(files_in(&ws.path().join("refused")).is_empty());
+    ok(&pull(ws.path(), &bare, "bare", &[]));
+}

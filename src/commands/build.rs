@@ -33,6 +33,12 @@ pub struct Args {
     /// A previously published bundle: its versions are checked like the lock's.
     #[arg(long, value_name = "BUNDLE")]
     previous: Option<PathBuf>,
+    /// Also write a signed release statement valid for this long (e.g. 30d) beside the
+    /// bundle, NAME-VERSION.release.json: agents with --max-age refuse a release whose
+    /// statement is stale, so a frozen or replaying registry is found out. Building again
+    /// re-issues it (the bundle itself stays byte-identical). Needs --sign-key.
+    #[arg(long, value_name = "DURATION", value_parser = super::duration, requires = "sign_key")]
+    expires: Option<std::time::Duration>,
     /// Replace an existing bundle of the same name and version that has other content
     /// (only for one that was never published; a signed one is never replaced by an
     /// unsigned build).
@@ -45,6 +51,9 @@ pub struct Args {
 struct Report<'a> {
     ok: bool,
     bundle: Option<&'a Path>,
+    /// The release statement written beside the bundle (`--expires`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    release: Option<&'a Path>,
     lock: Option<LockReport<'a>>,
     signed_by: &'a [String],
     skills: Vec<SkillLine>,
@@ -87,6 +96,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         &workspace,
         args.out,
         args.sign_key,
+        args.expires,
         ledger,
         destination,
     )
@@ -97,10 +107,12 @@ fn build(
     workspace: &Path,
     out: Option<PathBuf>,
     sign_keys: Vec<SigningKeyPair>,
+    expires: Option<std::time::Duration>,
     ledger: evolution::Options,
     destination: bundle::destination::Permission,
 ) -> ExitCode {
     let out = out.unwrap_or_else(|| workspace.join("dist"));
+    let release_keys = sign_keys.clone();
     let signed_by: Vec<String> = sign_keys
         .iter()
         .map(|k| k.public_key().kid().to_string())
@@ -117,6 +129,22 @@ fn build(
         bar.finish_and_clear();
     }
     let checked = &built.checked;
+    // The release statement, beside a bundle that was written: real time, never
+    // SOURCE_DATE_EPOCH (it says when the release was current, not what it contains).
+    let mut release = None;
+    if let (Some(lifetime), Some(path)) = (expires, built.bundle.as_deref()) {
+        let issued = skillbundle::release::now();
+        match skillbundle::release::write_beside(path, &release_keys, issued, lifetime) {
+            Ok(written) => release = Some(written),
+            Err(findings) => {
+                return super::fail_with(
+                    format,
+                    &findings,
+                    "the bundle was written, the release statement was not",
+                )
+            }
+        }
+    }
     let lock = built.lock.as_ref().map(|l| LockReport {
         path: &l.path,
         updated: l.changed && checked.ok(),
@@ -140,6 +168,7 @@ fn build(
     let doc = Report {
         ok: checked.ok() && built.bundle.is_some(),
         bundle: built.bundle.as_deref(),
+        release: release.as_deref(),
         lock,
         signed_by: &signed_by,
         skills: skill_lines(checked),
@@ -156,6 +185,9 @@ fn build(
                 format!("signed by {}", signed_by.join(", "))
             }
         )];
+        if let Some(path) = doc.release {
+            lines.push(format!("wrote the release statement {}", path.display()));
+        }
         lines.extend(doc.skills.iter().map(SkillLine::human));
         if let Some(l) = &built.lock {
             let n = l.added_schemas.len() + l.added_skills.len();

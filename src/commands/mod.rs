@@ -32,6 +32,7 @@ use skillbundle::bundle::{Bundle, SignatureStatus, TrustedKeys};
 use skillbundle::finding::{Code, Finding};
 use skillbundle::keys::{PublicKey, SigningKeyPair};
 use skillbundle::pipeline;
+use skillbundle::release;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -49,6 +50,15 @@ pub struct TrustArgs {
     #[cfg(feature = "oci")]
     #[arg(long)]
     pub plain_http: bool,
+    /// Require a signed release statement issued at most this long ago (e.g. 7d), and
+    /// refuse a stale or missing one (release_expired): a frozen or replaying registry or
+    /// mirror. A statement that comes with a bundle is checked even without this.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_age: Option<std::time::Duration>,
+    /// The release statement of a bundle file (default: NAME-VERSION.release.json beside
+    /// it, when there is one). From a registry, the manifest carries it.
+    #[arg(long, value_name = "FILE")]
+    pub release: Option<std::path::PathBuf>,
     /// The overall deadline of a registry operation: every request, redirect, token
     /// exchange and byte of an oci:// reference (e.g. 120s, 5m).
     #[cfg(feature = "oci")]
@@ -246,18 +256,62 @@ pub fn progress(format: Format) -> (pipeline::Progress, Option<indicatif::Progre
 pub fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, ExitCode> {
     let keys = trust.keys();
     #[cfg(feature = "oci")]
-    let pulled = path
-        .to_str()
-        .and_then(|text| pull::open_reference(text, &keys, &trust.registry_options()));
+    let pulled = path.to_str().and_then(|text| {
+        let options = skillbundle::fetch::FetchOptions {
+            registry: trust.registry_options(),
+            max_age: trust.max_age,
+            ..Default::default()
+        };
+        pull::open_reference(text, &keys, &options)
+    });
     #[cfg(not(feature = "oci"))]
     let pulled = None;
     let bundle = pulled
-        .unwrap_or_else(|| Bundle::open_path(path, &keys))
+        .unwrap_or_else(|| {
+            let bundle = Bundle::open_path(path, &keys)?;
+            check_release_beside(path, &bundle, trust)?;
+            Ok(bundle)
+        })
         .map_err(|findings| fail_with(format, &findings, "the bundle was refused"))?;
     if let Some(warning) = unverified_warning(&bundle) {
         render::warn(format, &warning);
     }
     Ok(bundle)
+}
+
+/// Check the release statement of the bundle file `path` (`--release`, or the one beside
+/// it): always when there is one, and its age when `--max-age` asks.
+pub fn check_release_beside(
+    path: &Path,
+    bundle: &Bundle,
+    trust: &TrustArgs,
+) -> Result<Option<Vec<u8>>, Vec<Finding>> {
+    let statement_path = trust
+        .release
+        .clone()
+        .unwrap_or_else(|| release::file_beside(path));
+    let statement = if trust.release.is_some() || statement_path.is_file() {
+        let max = release::MAX_STATEMENT_BYTES as u64;
+        Some(skillbundle::bundle::read_file(&statement_path, max).map_err(|f| vec![f])?)
+    } else {
+        None
+    };
+    let limit = skillbundle::bundle::archive::ReadLimits::default().max_total_bytes;
+    let bytes = skillbundle::bundle::read_file(path, limit).map_err(|f| vec![f])?;
+    let digest = release::file_digest(&bytes);
+    let subject = release::Subject {
+        name: bundle.name(),
+        version: bundle.version(),
+        digest: &digest,
+    };
+    let freshness = release::Freshness {
+        now: release::now(),
+        max_age: trust.max_age,
+    };
+    let at = skillbundle::finding::Location::file(&statement_path);
+    release::check(statement.as_deref(), subject, &trust.keys(), freshness, &at)
+        .map_err(|f| vec![f])?;
+    Ok(statement)
 }
 
 pub fn unverified_warning(bundle: &Bundle) -> Option<String> {

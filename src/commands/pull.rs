@@ -11,7 +11,8 @@ use skillbundle::bundle::{self, Bundle, TrustedKeys};
 use skillbundle::fetch::{self, FetchOptions, Source};
 use skillbundle::finding::{Code, Finding};
 use skillbundle::referrers;
-use skillbundle::registry::{self, ArtifactRef, Options};
+use skillbundle::registry::{self, ArtifactRef};
+use skillbundle::release;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -63,6 +64,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         registry: args.trust.registry_options(),
         allow_rollback: args.allow_rollback,
         require_referrer_signature: args.require_referrer_signature,
+        max_age: args.trust.max_age,
     };
     pull(
         format,
@@ -78,11 +80,10 @@ pub fn run(format: Format, args: Args) -> ExitCode {
 pub fn open_reference(
     text: &str,
     trust: &TrustedKeys,
-    options: &Options,
+    options: &FetchOptions,
 ) -> Option<Result<Bundle, Vec<Finding>>> {
     registry::strip_scheme(text)?;
-    let options = FetchOptions::from(options.clone());
-    Some(pull_and_open(text, trust, &options).map(|(bundle, _, _)| bundle))
+    Some(pull_and_open(text, trust, options).map(|(bundle, _, _)| bundle))
 }
 
 fn pull_and_open(
@@ -102,6 +103,19 @@ fn pull_and_open(
         }
         findings
     })?;
+    let digest = registry::sha256(&pulled.bytes);
+    let subject = release::Subject {
+        name: bundle.name(),
+        version: bundle.version(),
+        digest: &digest,
+    };
+    let freshness = release::Freshness {
+        now: release::now(),
+        max_age: fetch_options.max_age,
+    };
+    let at = skillbundle::finding::Location::file(text);
+    release::check(pulled.release.as_deref(), subject, trust, freshness, &at)
+        .map_err(|f| vec![f])?;
     if fetch_options.require_referrer_signature {
         registry::block_on(referrers::verify_signature(
             &reference,

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The help shown under `skillbundle push --help`.
-const AFTER_HELP: &str = "Examples:\n  skillbundle push dist/net-skills-0.2.0.tar.gz registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json\n  skillbundle push dist/net-skills-0.2.0.tar.gz localhost:5000/skills/net:0.2.0 --trust keys/release.jwk.json --plain-http\n\nThe bundle is verified first (signed by a --trust key unless --allow-unsigned), then pushed as an OCI 1.1\nartifact: artifactType application/vnd.skillbundle.bundle.v1, the empty config, one layer that is the\n.tar.gz byte for byte, and annotations (title, version, created from SOURCE_DATE_EPOCH, bundle name,\nskill count). Pushing the same bundle twice gives the same digest. A tag that names a release version\nis never moved to other content (tag_immutable) unless --force; other tags (latest, stable) move.\nCredentials: REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, or ~/.docker/config.json\n(as written by `docker login` / `skopeo login`). Prints REGISTRY/REPOSITORY:TAG@sha256:DIGEST.\n\nA signed bundle's signature is also pushed as an OCI referrer of that manifest (artifactType\napplication/vnd.skillbundle.signature.v1, one application/jose+json layer: the manifest's detached\nJWS), so `oras discover` and policy engines see it. A registry without the referrers API (CNCF\nDistribution 2.8) gets it listed under the tag sha256-<hex of the manifest digest> instead (the\ndistribution spec's referrers tag schema). `pull --require-referrer-signature` checks it.";
+const AFTER_HELP: &str = "Examples:\n  skillbundle push dist/net-skills-0.2.0.tar.gz registry.example.com/skills/net:0.2.0 --trust keys/release.jwk.json\n  skillbundle push dist/net-skills-0.2.0.tar.gz localhost:5000/skills/net:0.2.0 --trust keys/release.jwk.json --plain-http\n\nThe bundle is verified first (signed by a --trust key unless --allow-unsigned), then pushed as an OCI 1.1\nartifact: artifactType application/vnd.skillbundle.bundle.v1, the empty config, one layer that is the\n.tar.gz byte for byte, and annotations (title, version, created from SOURCE_DATE_EPOCH, bundle name,\nskill count). Pushing the same bundle twice gives the same digest. A tag that names a release version\nis never moved to other content (tag_immutable) unless --force; other tags (latest, stable) move.\nCredentials: REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json, or ~/.docker/config.json\n(as written by `docker login` / `skopeo login`). Prints REGISTRY/REPOSITORY:TAG@sha256:DIGEST.\n\nA release statement beside the bundle (NAME-VERSION.release.json, written by `build --expires`; or\n--release FILE) is checked and carried in the manifest (annotation io.skillbundle.release); a\nrelease-version tag moves without --force to a manifest of the same bundle with a newer statement.\n\nA signed bundle's signature is also pushed as an OCI referrer of that manifest (artifactType\napplication/vnd.skillbundle.signature.v1, one application/jose+json layer: the manifest's detached\nJWS), so `oras discover` and policy engines see it. A registry without the referrers API (CNCF\nDistribution 2.8) gets it listed under the tag sha256-<hex of the manifest digest> instead (the\ndistribution spec's referrers tag schema). `pull --require-referrer-signature` checks it.";
 
 /// `push --format json`.
 #[derive(Serialize)]
@@ -59,21 +59,21 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         format,
         &args.bundle,
         &args.reference,
-        &args.trust.keys(),
-        &args.trust.registry_options(),
+        &args.trust,
         args.force,
     )
 }
 
-/// Verify `path` and push it to `reference`.
+/// Verify `path` (and its release statement, if it has one) and push it to `reference`.
 fn push(
     format: Format,
     path: &Path,
     reference: &str,
-    trust: &TrustedKeys,
-    options: &Options,
+    trust_args: &TrustArgs,
     force: bool,
 ) -> ExitCode {
+    let trust: &TrustedKeys = &trust_args.keys();
+    let options: &Options = &trust_args.registry_options();
     let nothing = "nothing was pushed";
     let limit = bundle::archive::ReadLimits::default().max_total_bytes;
     let bytes = match bundle::read_file(path, limit) {
@@ -93,6 +93,12 @@ fn push(
             );
         }
     };
+    // A release statement beside the bundle (or --release) is checked like an agent
+    // would, then travels in the manifest.
+    let release = match super::check_release_beside(path, &loaded, trust_args) {
+        Ok(release) => release,
+        Err(findings) => return fail_with(format, &findings, nothing),
+    };
     let target = match ArtifactRef::parse(reference) {
         Ok(r) => r,
         Err(f) => return fail_with(format, &[f], nothing),
@@ -102,8 +108,15 @@ fn push(
         version: loaded.version().to_string(),
         skills: loaded.skill_ids().count(),
     };
-    let pushed =
-        registry::block_on(registry::push(&bytes, &info, &target, options, force)).and_then(|r| r);
+    let pushed = registry::block_on(registry::push_with_release(
+        &bytes,
+        &info,
+        release.as_deref(),
+        &target,
+        options,
+        force,
+    ))
+    .and_then(|r| r);
     let pushed = match pushed {
         Ok(p) => p,
         Err(f) => return fail_with(format, &[f], nothing),
