@@ -54,6 +54,7 @@ pub mod referrers;
 #[cfg(feature = "oci")]
 pub mod registry;
 pub mod release;
+pub mod release_files;
 pub mod schema;
 pub mod schema_bytes;
 pub mod shared_schemas;

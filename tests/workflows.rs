@@ -92,6 +92,42 @@ fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
     }
     assert!(text.contains("+crt-static"));
     assert!(text.contains("sha256sum \"skillbundle-$TARGET\" > \"skillbundle-$TARGET.sha256\""));
+
+    // abi3 wheels for Linux (x86_64, aarch64), macOS and Windows, built by maturin.
+    let wheels = &release["jobs"]["wheels"];
+    let oses: Vec<&str> = wheels["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["os"].as_str().unwrap())
+        .collect();
+    for os in ["ubuntu-latest", "macos-latest", "windows-latest"] {
+        assert!(oses.contains(&os), "wheels for {os}: {oses:?}");
+    }
+    assert!(wheels["steps"].as_array().unwrap().iter().any(|s| s["uses"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("PyO3/maturin-action@"))));
+    // The publish job waits for both, and signs every file with skillbundle itself,
+    // checking the signature before anything is attached to the release.
+    assert_eq!(
+        release["jobs"]["publish"]["needs"],
+        serde_json::json!(["binaries", "wheels"])
+    );
+    let publish: Vec<&str> = release["jobs"]["publish"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .collect();
+    let sign = publish
+        .iter()
+        .position(|s| s.contains("sign-files") && s.contains("verify-files"))
+        .expect("a step signs and verifies the release files");
+    let attach = publish
+        .iter()
+        .position(|s| s.contains("gh release"))
+        .unwrap();
+    assert!(sign < attach);
 }
 
 fn workflows() -> Vec<PathBuf> {

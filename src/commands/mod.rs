@@ -15,6 +15,7 @@ pub mod completions;
 pub mod describe;
 pub mod diff;
 pub mod digest;
+pub mod files;
 pub mod init;
 pub mod inspect;
 pub mod keygen;
@@ -97,9 +98,9 @@ pub fn duration(text: &str) -> Result<std::time::Duration, String> {
 
 /// The keys of one `--trust` file.
 #[derive(Clone)]
-pub struct KeySet(Vec<PublicKey>);
+pub struct KeySet(pub Vec<PublicKey>);
 
-fn key_set(path: &str) -> Result<KeySet, String> {
+pub fn key_set(path: &str) -> Result<KeySet, String> {
     skillbundle::keys::read_key_set(Path::new(path))
         .map(KeySet)
         .map_err(|e| e.to_string())
