@@ -25,6 +25,7 @@ harness::tests! {
     push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_api needs [RegistryTools, OrasClient],
     pull_can_require_a_trusted_signature_referrer_of_the_very_bundle needs [RegistryTools],
     a_registry_with_the_referrers_api_lists_the_signature_itself needs [RegistryTools],
+    release_statements_travel_beside_the_bundle_and_in_the_manifest needs [RegistryTools],
 }
 
 use common::*;
@@ -1325,9 +1326,7 @@ fn a_registry_with_the_referrers_api_lists_the_signature_itself() {
     assert!(files_in(&ws.path().join("refused")).is_empty());
 }
 
-#[test]
 fn release_statements_travel_beside_the_bundle_and_in_the_manifest() {
-    let Some(()) = tools() else { return };
     let registry = Registry::start(None);
     let ws = bundles();
     let ok = |r: &Run| assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
