@@ -19,13 +19,17 @@ pub mod agent;
 pub mod agent_card;
 pub mod atomic_file;
 pub mod bundle;
+#[cfg(feature = "client")]
+pub mod call;
 pub mod card_signature;
 pub mod checked_skill;
+pub mod clause;
 pub mod client;
 pub mod compat;
 pub mod condition;
 #[cfg(feature = "oci")]
 pub mod credentials;
+pub mod delegation;
 pub mod digest;
 #[cfg(feature = "oci")]
 pub mod distribution;
@@ -33,6 +37,7 @@ pub mod evolution;
 pub mod examples;
 #[cfg(feature = "oci")]
 pub mod fetch;
+pub mod final_task;
 pub mod finding;
 pub mod init;
 pub mod interface;
@@ -47,6 +52,8 @@ pub mod manifest;
 pub mod operator_file;
 pub mod pipeline;
 pub mod pointer;
+#[cfg(feature = "client")]
+pub mod probe;
 #[cfg(feature = "python")]
 pub mod python;
 #[cfg(feature = "oci")]
@@ -58,6 +65,8 @@ pub mod release_files;
 pub mod schema;
 pub mod schema_bytes;
 pub mod shared_schemas;
+#[cfg(feature = "client")]
+pub mod transport;
 pub mod version;
 pub mod workspace;
 pub mod yaml;

@@ -69,6 +69,10 @@ enum Command {
     Card(card::Args),
     VerifyCard(card::VerifyArgs),
     Client(client::Args),
+    #[cfg(feature = "client")]
+    Call(call::Args),
+    #[cfg(feature = "client")]
+    Probe(probe::Args),
     Validate(validate::Args),
     #[cfg(feature = "oci")]
     Push(push::Args),
@@ -108,6 +112,10 @@ fn main() -> ExitCode {
         Command::Card(args) => card::run(format, args),
         Command::VerifyCard(args) => card::run_verify(format, args),
         Command::Client(args) => client::run(format, args),
+        #[cfg(feature = "client")]
+        Command::Call(args) => call::run(format, args),
+        #[cfg(feature = "client")]
+        Command::Probe(args) => probe::run(format, args),
         Command::Validate(args) => validate::run(format, args),
         #[cfg(feature = "oci")]
         Command::Push(args) => push::run(format, args),

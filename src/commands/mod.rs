@@ -8,6 +8,8 @@
 //! in `main.rs`.
 
 pub mod build;
+#[cfg(feature = "client")]
+pub mod call;
 pub mod card;
 pub mod check;
 pub mod client;
@@ -20,6 +22,8 @@ pub mod init;
 pub mod inspect;
 pub mod keygen;
 pub mod man;
+#[cfg(feature = "client")]
+pub mod probe;
 #[cfg(feature = "oci")]
 pub mod pull;
 #[cfg(feature = "oci")]
