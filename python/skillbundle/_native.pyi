@@ -128,3 +128,60 @@ class Bundle:
         """Validate a result Artifact's data `{"skill", "result"}`; raises `InterfaceError`."""
     def check_record(self, skill_id: str, kind: str, value: JsonValue) -> None:
         """Validate a supporting record of `kind`; raises `InterfaceError`."""
+
+# The client side (src/python/client.rs; used by skillbundle.client).
+
+DELEGATION_METADATA_KEY: Final[str]
+
+@final
+class CardAdvertisement:
+    """An Agent Card's schema-interface advertisement, read by the library."""
+
+    @staticmethod
+    def read(card: Mapping[str, Any]) -> CardAdvertisement:
+        """Raises `InterfaceError` (skill_not_advertised, unsupported_interface_version,
+        interface_invalid)."""
+    @property
+    def skills(self) -> list[dict[str, str]]: ...
+    @property
+    def describe_skill(self) -> bool: ...
+    @property
+    def extension_required(self) -> bool: ...
+    def describe_request(self, skill_id: str) -> dict[str, Any]: ...
+    def verify_describe(self, skill_id: str, task: Mapping[str, Any]) -> VerifiedInterface:
+        """Check a describe_skill Task and verify its document; raises `ProtocolViolation`,
+        `SkillRefused`, `TaskStopped` or `InterfaceError`."""
+
+@final
+class VerifiedInterface:
+    @property
+    def skill_id(self) -> str: ...
+    @property
+    def skill_version(self) -> str: ...
+    @property
+    def interface_digest(self) -> str: ...
+    @property
+    def document(self) -> dict[str, Any]: ...
+    def request(self, arguments: JsonValue) -> dict[str, Any]:
+        """The skill request object; raises `InterfaceError` (input_invalid)."""
+    def check_task(self, task: Mapping[str, Any]) -> dict[str, Any]:
+        """`{"result", "result_artifact_id", "records"}`; raises `ProtocolViolation`,
+        `SkillRefused` or `TaskStopped`."""
+
+@final
+class InterfaceCache:
+    def __init__(self, capacity: int = 64) -> None: ...
+    def get(self, agent: str, card: CardAdvertisement, skill_id: str) -> VerifiedInterface | None: ...
+    def insert(self, agent: str, interface: VerifiedInterface) -> None: ...
+    def refresh(self, agent: str, card: CardAdvertisement) -> int: ...
+    def __len__(self) -> int: ...
+
+def delegation_metadata(agent: str, task_id: str, context_id: str | None = None) -> dict[str, Any]: ...
+def delegation_hop(
+    upstream_agent: str,
+    upstream_task_id: str,
+    downstream_agent: str,
+    downstream_task_id: str,
+    interface: VerifiedInterface,
+    terminal_state: str,
+) -> dict[str, Any]: ...

@@ -48,6 +48,7 @@ from a2a.types import (
 from google.protobuf import json_format
 
 from skillbundle import EXTENSION_URI, Bundle, Describe, InterfaceError
+from skillbundle.client import SkillClient
 from skillbundle.guard import Limits, RequestGuard
 from skillbundle.task_store import BoundedTaskStore
 
@@ -58,6 +59,7 @@ __all__ = [
     "Limits",
     "RequestGuard",
     "SchemaEnforcingExecutor",
+    "SkillClient",
     "agent_card",
 ]
 

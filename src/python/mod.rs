@@ -13,6 +13,7 @@
 //! agent that serves requests from several threads checks them in parallel.
 
 pub mod body;
+pub mod client;
 pub mod pool;
 pub mod value;
 
@@ -32,7 +33,7 @@ use std::path::PathBuf;
 /// Depth beyond which a Python value is refused before conversion: the validator's own
 /// limit plus one, so that the validator reports it (`resource_limit_exceeded`) with the
 /// same pointer as for JSON text.
-const MAX_DEPTH: usize = crate::schema::validator::MAX_NESTING + 1;
+pub(crate) const MAX_DEPTH: usize = crate::schema::validator::MAX_NESTING + 1;
 
 /// An exception class of the pure-Python `skillbundle._errors` module.
 fn error_class<'py>(
@@ -63,7 +64,7 @@ fn task_state_name(state: &TaskState) -> &'static str {
 }
 
 /// `skillbundle.InterfaceError(error_object, task_state)`.
-fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
+pub(crate) fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let class = error_class(py, &INTERFACE_ERROR, "InterfaceError")?;
         let state = error.task_state().map(|s| task_state_name(&s));
@@ -76,7 +77,7 @@ fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
 /// A value that is not I-JSON, met where the draft's condition `code` applies: the
 /// same error object an agent would send for invalid JSON data, with the pointer in
 /// `details` (never the value). Objects that are not JSON at all are a `TypeError`.
-fn refused_value(
+pub(crate) fn refused_value(
     py: Python<'_>,
     refused: value::Refused,
     code: Condition,
@@ -509,6 +510,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDescribe>()?;
     m.add_class::<PyInvoke>()?;
     m.add_function(wrap_pyfunction!(body::check_body, m)?)?;
+    client::register(m)?;
     m.add("EXTENSION_URI", EXTENSION_URI)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -148,6 +148,9 @@ class HandWritten(AgentExecutor):
             await updater.complete()
             return
         skill = request.get("skill")
+        if self.flaw == "refuses" and skill in self.describes:
+            await updater.reject(updater.new_agent_message(parts=[error("authorization_failed", "not allowed")]))
+            return
         if skill not in self.describes:
             if self.flaw == "serves-anything":
                 await updater.complete()
@@ -226,3 +229,26 @@ def serve(sock: socket.socket, mounts: dict[str, list[Any]], wrap: Callable[[Any
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+class Delegator(AgentExecutor):
+    """An upstream agent (plain a2a-sdk) whose task delegates to a downstream agent
+    through `skillbundle.client.SkillClient`, as a delegation hop; it completes with
+    the hop record as its one Data Part."""
+
+    def __init__(self, me: str, downstream: str, arguments: dict[str, Any]) -> None:
+        self.me = me
+        self.downstream = downstream
+        self.arguments = arguments
+
+    async def execute(self, context: RequestContext, queue: Any) -> None:
+        from skillbundle.client import SkillClient
+
+        updater = await start(context, queue)
+        async with await SkillClient.from_card_url(self.downstream) as agent:
+            called = await agent.call(SKILL, self.arguments, upstream=(self.me, context.task_id))
+        await updater.add_artifact([new_data_part({"hop": called.hop, "result": called.result})], name="hop")
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, queue: Any) -> None:
+        raise NotImplementedError

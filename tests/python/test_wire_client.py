@@ -44,7 +44,7 @@ FLAWS = {
     "misnamed-record": "supporting-records",
     "text-error": "error-object",
 }
-PROBE_ONLY = ["accepts-stale", "accepts-invalid", "wrong-state", "serves-anything"]
+PROBE_ONLY = ["accepts-stale", "accepts-invalid", "wrong-state", "serves-anything", "refuses"]
 
 
 @dataclass
@@ -67,8 +67,9 @@ def card_for(signed: Signed, base: dict[str, Any], d: Path, name: str, sign: boo
 
 
 @pytest.fixture(scope="module")
-def world(signed: Signed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+def world(signed: Signed, tmp_path_factory: pytest.TempPathFactory, example_request: dict) -> Iterator[World]:
     d = tmp_path_factory.mktemp("wire")
+    example_arguments = example_request["arguments"]
     bundle = Bundle.open(signed.bundle, trust=[signed.jwk])
     describes = {
         skill["skill_id"]: json.loads(run_cli("describe", signed.bundle, skill["skill_id"], "--trust", signed.jwk).stdout)
@@ -92,6 +93,11 @@ def world(signed: Signed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         card = json_format.ParseDict(card_for(signed, base, d, name, sign=name == "plain"), AgentCard())
         executor = agents.HandWritten(describes, None if name == "plain" else name)
         mounts[name] = agents.routes(card, executor)
+    # An upstream agent that delegates to `enforcing` (a delegation hop).
+    chain = json_format.ParseDict(dict(agents.BASE_CARD, supportedInterfaces=agents.interfaces(f"{url}/chain"),
+                                       skills=[]), AgentCard())
+    mounts["chain"] = agents.routes(chain, agents.Delegator(f"{url}/chain", f"{url}/enforcing",
+                                                            example_arguments))
     with agents.serve(sock, mounts, wrap=ExtensionEchoMiddleware) as served:
         assert served == url
         yield World(url=url, evaluator=evaluator, dir=d, signed=signed)
@@ -268,6 +274,7 @@ PROBE_FLAWS = {
     "accepts-invalid": "invalid-input",
     "wrong-state": "error-state",
     "serves-anything": "unadvertised-skill",
+    "refuses": "primary-result",
 }
 
 
@@ -329,3 +336,106 @@ def test_probe_of_an_unreachable_agent_exits_2() -> None:
     sock.close()
     code, out = probe(f"http://127.0.0.1:{port}")
     assert code == 2, out
+
+
+# The Python client (skillbundle.client.SkillClient) against the same agents.
+
+from skillbundle import InterfaceError  # noqa: E402
+from skillbundle._native import CardAdvertisement, InterfaceCache  # noqa: E402
+from skillbundle.client import (  # noqa: E402
+    DELEGATION_METADATA_KEY,
+    ProtocolViolation,
+    SkillClient,
+    SkillRefused,
+)
+
+
+@pytest.mark.parametrize("bindings", [["JSONRPC"], ["HTTP+JSON"]])
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_skill_client_calls_and_caches(world: World, example_request: dict, bindings: list[str],
+                                             streaming: bool) -> None:
+    cache = InterfaceCache(4)
+    async with await SkillClient.from_card_url(world.agent("enforcing"), bindings=bindings, streaming=streaming,
+                                               cache=cache) as agent:
+        first = await agent.call(SKILL, example_request["arguments"])
+        second = await agent.call(SKILL, example_request["arguments"])
+    assert first.result["result"] == "condition_not_met"
+    assert [r["kind"] for r in first.records] == ["resource-observation"]
+    assert (first.interface_cached, second.interface_cached) == (False, True)
+    assert first.task_id != second.task_id
+    assert len(cache) == 1
+
+
+async def test_skill_client_raises_typed_errors(world: World, example_request: dict) -> None:
+    args = example_request["arguments"]
+    async with await SkillClient.from_card_url(world.agent("plain")) as agent:
+        with pytest.raises(InterfaceError) as e:
+            await agent.call(SKILL, {"resource_id": "r"})
+        assert e.value.code == "input_invalid" and e.value.task_state is None
+        with pytest.raises(InterfaceError) as e:
+            await agent.call("no_such_skill", args)
+        assert e.value.code == "skill_not_advertised"
+    async with await SkillClient.from_card_url(world.agent("refuses")) as agent:
+        with pytest.raises(SkillRefused) as refused:
+            await agent.call(SKILL, args)
+        assert refused.value.code == "authorization_failed"
+        assert refused.value.state == "TASK_STATE_REJECTED"
+        assert refused.value.error["error"]["code"] == "authorization_failed"
+
+
+@pytest.mark.parametrize("flaw", sorted(FLAWS))
+async def test_skill_client_names_the_clause_each_flawed_agent_breaks(world: World, example_request: dict,
+                                                                      flaw: str) -> None:
+    async with await SkillClient.from_card_url(world.agent(flaw), cache=InterfaceCache(4)) as agent:
+        with pytest.raises(ProtocolViolation) as e:
+            await agent.call(SKILL, example_request["arguments"])
+    assert e.value.clause == FLAWS[flaw]
+    assert e.value.requirement and e.value.section
+
+
+async def test_the_cache_drops_an_interface_when_the_cards_digest_changes(world: World,
+                                                                         example_request: dict) -> None:
+    cache = InterfaceCache(4)
+    async with await SkillClient.from_card_url(world.agent("plain"), cache=cache) as agent:
+        await agent.call(SKILL, example_request["arguments"])
+        card = json_format.MessageToDict(agent.card)
+        url = agent.card_url
+    assert cache.get(url, CardAdvertisement.read(card), SKILL) is not None
+    for entry in card["capabilities"]["extensions"][0]["params"]["skills"]:
+        if entry["skill_id"] == SKILL:
+            entry["interface_digest"] = "sha256:" + "2" * 64
+    changed = CardAdvertisement.read(card)
+    assert cache.get(url, changed, SKILL) is None  # another digest misses
+    assert cache.refresh(url, changed) == 1 and len(cache) == 0
+    bounded = InterfaceCache(1)
+    async with await SkillClient.from_card_url(world.agent("plain"), cache=bounded) as agent:
+        await agent.call(SKILL, example_request["arguments"])
+    async with await SkillClient.from_card_url(world.agent("enforcing"), cache=bounded) as agent:
+        await agent.call(SKILL, example_request["arguments"])
+    assert len(bounded) == 1
+
+
+async def test_a_delegation_hop_gets_its_own_task_and_separate_correlation(world: World) -> None:
+    from a2a.client import A2ACardResolver, ClientConfig, create_client
+    from a2a.helpers.proto_helpers import new_text_part
+    from a2a.types import Message, Role, SendMessageRequest
+    import httpx
+
+    seen = len(world.evaluator.seen)
+    async with httpx.AsyncClient(timeout=60) as http:
+        card = await A2ACardResolver(http, world.agent("chain")).get_agent_card()
+        client = await create_client(card, ClientConfig(httpx_client=http, streaming=False))
+        message = Message(role=Role.ROLE_USER, message_id="m-chain", parts=[new_text_part("go")])
+        responses = [r async for r in client.send_message(SendMessageRequest(message=message))]
+    upstream = responses[-1].task
+    assert upstream.status.state == 3, upstream.status  # TASK_STATE_COMPLETED
+    data = json_format.MessageToDict(upstream.artifacts[0].parts[0].data)
+    hop = data["hop"]
+    downstream = world.evaluator.seen[seen]
+    assert hop["upstream_task_id"] == upstream.id
+    assert hop["downstream_task_id"] == downstream["task_id"]
+    assert hop["downstream_task_id"] != hop["upstream_task_id"]
+    assert hop["upstream_agent"] == world.agent("chain") and hop["downstream_agent"] == world.agent("enforcing")
+    assert hop["terminal_state"] == "TASK_STATE_COMPLETED"
+    correlation = downstream["metadata"][DELEGATION_METADATA_KEY]
+    assert correlation == {"upstream_agent": world.agent("chain"), "upstream_task_id": upstream.id}
