@@ -197,6 +197,31 @@ impl Session {
         Ok(())
     }
 
+    /// GET the list of referrers of the manifest `digest` of type `artifact_type`
+    /// (distribution-spec "Listing Referrers": an image index), at most `cap` bytes.
+    /// `None` when the registry answers 404: it has no referrers API, and the spec's
+    /// referrers tag schema (an index tagged `sha256-<hex>`) stands in for it.
+    pub async fn referrers(
+        &mut self,
+        digest: &str,
+        artifact_type: &str,
+        cap: usize,
+    ) -> Result<Option<Vec<u8>>, Finding> {
+        let mut url = self.url(&format!("referrers/{digest}"))?;
+        url.query_pairs_mut()
+            .append_pair("artifactType", artifact_type);
+        match self
+            .get(url, "application/vnd.oci.image.index.v1+json")
+            .await
+        {
+            Ok(response) => read_capped(response, cap, "the referrers list", &self.at)
+                .await
+                .map(Some),
+            Err(f) if f.code == Code::ArtifactNotFound => Ok(None),
+            Err(f) => Err(f),
+        }
+    }
+
     fn url(&self, tail: &str) -> Result<Url, Finding> {
         self.base
             .join(&format!("v2/{}/{tail}", self.repository))

@@ -26,7 +26,8 @@
 //! does not list it adds its descriptor to that fallback index (never a second time).
 //!
 //! [`verify_signature`] (`pull --require-referrer-signature`) finds the referrers of a
-//! pulled bundle's manifest the same two ways, and accepts when one of them is a
+//! pulled bundle's manifest the same two ways, through the pull side's bounded and timed
+//! [`crate::distribution::Session`] (which also decides where credentials may go), and accepts when one of them is a
 //! signature artifact for *this* subject whose JWS a trusted key signed over *this*
 //! bundle's manifest — proof that the signature is published where other tools look,
 //! not a second source of trust. Everything the registry lists is untrusted: at most
@@ -37,6 +38,7 @@
 
 use crate::bundle::archive::ReadLimits;
 use crate::bundle::{load, sign, TrustedKeys};
+use crate::distribution::Session;
 use crate::finding::{Code, Finding, Location};
 use crate::jws::{self, JwsError, JwsSignature};
 use crate::registry::{self, ArtifactRef, BundleInfo, Layer, Options, MANIFEST_MEDIA_TYPE};
@@ -338,14 +340,28 @@ async fn verify_signature_within(
         )
     };
     let (_, payload) = signed_manifest(bundle_bytes)?;
-    let session = registry::Session::new(reference, options).await?;
-    let listed = session
-        .referrers(
-            &reference.at_digest(manifest_digest),
-            SIGNATURE_ARTIFACT_TYPE,
-            at,
-        )
-        .await?;
+    let mut session = registry::read_session(reference, options)?;
+    let cap = registry::MAX_MANIFEST_BYTES;
+    // The referrers API, or the referrers tag schema where the registry has none.
+    let index = match session
+        .referrers(manifest_digest, SIGNATURE_ARTIFACT_TYPE, cap)
+        .await?
+    {
+        Some(list) => Some(list),
+        None => match session
+            .manifest(&fallback_tag(manifest_digest), &[INDEX_MEDIA_TYPE], cap)
+            .await
+        {
+            Ok((bytes, _)) => Some(bytes),
+            Err(f) if f.code == Code::ArtifactNotFound => None,
+            Err(f) => return Err(f),
+        },
+    };
+    let listed: Vec<Value> = index
+        .and_then(|bytes| crate::json::parse(&bytes).ok())
+        .filter(is_index)
+        .and_then(|index| index["manifests"].as_array().cloned())
+        .unwrap_or_default();
     let candidates: Vec<&Value> = listed
         .iter()
         .filter(|d| d["artifactType"] == SIGNATURE_ARTIFACT_TYPE)
@@ -359,17 +375,7 @@ async fn verify_signature_within(
     }
     let mut last = String::new();
     for descriptor in &candidates {
-        match check_candidate(
-            &session,
-            reference,
-            descriptor,
-            manifest_digest,
-            &payload,
-            trust,
-            at,
-        )
-        .await?
-        {
+        match check_candidate(&mut session, descriptor, manifest_digest, &payload, trust).await? {
             Ok(verified) => return Ok(verified),
             Err(why) => last = why,
         }
@@ -380,16 +386,14 @@ async fn verify_signature_within(
     )))
 }
 
-/// One listed referrer: `Ok(Err(why))` when it does not qualify, `Err` when the
-/// registry failed.
+/// One listed referrer: `Ok(Err(why))` when it does not qualify (the registry lied or
+/// lists another party's signature), `Err` when the registry itself failed.
 async fn check_candidate(
-    session: &registry::Session,
-    reference: &ArtifactRef,
+    session: &mut Session,
     descriptor: &Value,
     subject_digest: &str,
     payload: &[u8],
     trust: &TrustedKeys,
-    at: &str,
 ) -> Result<Result<VerifiedReferrer, String>, Finding> {
     let digest = descriptor["digest"].as_str().unwrap_or("");
     if !registry::is_sha256_digest(digest) {
@@ -397,13 +401,17 @@ async fn check_candidate(
             "a listed descriptor's digest is not sha256: and 64 lowercase hex digits".into(),
         ));
     }
-    let Some(bytes) = session
-        .get_manifest(&reference.at_digest(digest), MANIFEST_MEDIA_TYPE, at)
-        .await?
-    else {
-        return Ok(Err(
-            "a listed referrer's manifest is not in the registry".into()
-        ));
+    let bytes = match session
+        .manifest(digest, &[MANIFEST_MEDIA_TYPE], registry::MAX_MANIFEST_BYTES)
+        .await
+    {
+        Ok((bytes, _)) => bytes,
+        Err(f) if f.code == Code::ArtifactNotFound => {
+            return Ok(Err(
+                "a listed referrer's manifest is not in the registry".into()
+            ))
+        }
+        Err(f) => return Err(f),
     };
     if registry::sha256(&bytes) != digest {
         return Ok(Err(
@@ -418,28 +426,24 @@ async fn check_candidate(
             )))
         }
     };
-    let jws = match session
-        .get_blob(reference, &layer, JWS_MEDIA_TYPE, at)
-        .await
-    {
-        Ok(jws) => jws,
-        Err(f) if f.code == Code::DigestMismatch => {
+    let mut jws = Vec::new();
+    match session.blob(&layer.digest, layer.size, &mut jws).await {
+        Ok(()) => {}
+        Err(f) if matches!(f.code, Code::DigestMismatch | Code::ArtifactNotFound) => {
             return Ok(Err(
-                "a referrer's JWS does not have its declared size and digest".into(),
+                "a referrer's JWS is missing or does not have its declared size and digest".into(),
             ))
         }
         Err(f) => return Err(f),
-    };
-    let signatures = match crate::json::parse(&jws)
+    }
+    let Some(signatures) = crate::json::parse(&jws)
         .ok()
         .and_then(|v| serde_json::from_value::<DetachedJws>(v).ok())
-    {
-        Some(doc) => doc.signatures,
-        None => {
-            return Ok(Err(
-                "a referrer's JWS is not a JSON-serialized JWS with detached payload".into(),
-            ))
-        }
+        .map(|doc| doc.signatures)
+    else {
+        return Ok(Err(
+            "a referrer's JWS is not a JSON-serialized JWS with detached payload".into(),
+        ));
     };
     Ok(
         match jws::verify_signatures(payload, &signatures, trust.keys()) {

@@ -33,10 +33,8 @@ use crate::credentials::{self, Credentials};
 use crate::distribution;
 pub use crate::distribution::Timeouts;
 use crate::finding::{Code, Finding, Location};
-use futures_util::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde_json::{json, Value};
@@ -355,62 +353,6 @@ impl Session {
             .filter_map(|entry| serde_json::to_value(entry).ok())
             .collect())
     }
-
-    /// Download the blob `layer` of `reference`'s repository, its size and SHA-256
-    /// checked as it streams: more bytes than declared stop the download.
-    pub(crate) async fn get_blob(
-        &self,
-        reference: &ArtifactRef,
-        layer: &Layer,
-        media_type: &str,
-        at: &str,
-    ) -> Result<Vec<u8>, Finding> {
-        let descriptor = OciDescriptor {
-            media_type: media_type.to_string(),
-            digest: layer.digest.clone(),
-            size: layer.size as i64,
-            ..OciDescriptor::default()
-        };
-        let mut stream = self
-            .client
-            .pull_blob_stream(&reference.inner, &descriptor)
-            .await
-            .map_err(|e| registry_finding(e, at))?;
-        let capacity = usize::try_from(layer.size).unwrap_or(0).min(64 << 20);
-        let mut bytes = Vec::with_capacity(capacity);
-        let mut hasher = Sha256::new();
-        let mismatch = || {
-            Finding::new(
-                Code::DigestMismatch,
-                "the layer's bytes do not match the size and digest its manifest declares",
-                location(at),
-            )
-        };
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| {
-                if e.to_string().to_ascii_lowercase().contains("digest") {
-                    mismatch()
-                } else {
-                    Finding::new(
-                        Code::RegistryError,
-                        format!("the layer download failed: {}", e.kind()),
-                        location(at),
-                    )
-                }
-            })?;
-            if (bytes.len() + chunk.len()) as u64 > layer.size {
-                return Err(mismatch());
-            }
-            hasher.update(&chunk);
-            bytes.extend_from_slice(&chunk);
-        }
-        if bytes.len() as u64 != layer.size
-            || format!("sha256:{:x}", hasher.finalize()) != layer.digest
-        {
-            return Err(mismatch());
-        }
-        Ok(bytes)
-    }
 }
 
 /// `sha256:` + lowercase hex.
@@ -647,24 +589,33 @@ fn deadline_passed(reference: &str, total: Duration) -> Finding {
     .with_help("a registry that is down, overloaded or trickling bytes; raise --timeout if the bundle is large and the link slow")
 }
 
+/// A bounded, timed read session with `reference`'s repository
+/// ([`distribution::Session`]), with the credentials of `options` or the standard files.
+pub(crate) fn read_session(
+    reference: &ArtifactRef,
+    options: &Options,
+) -> Result<distribution::Session, Finding> {
+    let credentials = match &options.credentials {
+        Some(c) => c.clone(),
+        None => credentials::for_registry(reference.registry())?,
+    };
+    distribution::Session::new(
+        reference.registry(),
+        reference.repository(),
+        options.plain_http,
+        credentials,
+        options.timeouts,
+        location(reference.as_str()),
+    )
+}
+
 async fn pull_within(
     reference: &ArtifactRef,
     options: &Options,
     max_layer_bytes: u64,
 ) -> Result<Pulled, Finding> {
     let at = reference.as_str();
-    let credentials = match &options.credentials {
-        Some(c) => c.clone(),
-        None => credentials::for_registry(reference.registry())?,
-    };
-    let mut session = distribution::Session::new(
-        reference.registry(),
-        reference.repository(),
-        options.plain_http,
-        credentials,
-        options.timeouts,
-        location(at),
-    )?;
+    let mut session = read_session(reference, options)?;
     let target = reference
         .digest()
         .or(reference.tag())
