@@ -198,18 +198,19 @@ fn signed_manifest(bundle_bytes: &[u8]) -> Result<(Vec<JwsSignature>, Vec<u8>), 
 }
 
 /// Publish the signatures of a bundle already pushed to `target` (by
-/// [`registry::push`] with the same `info`) as a referrer of its artifact manifest.
-/// An unsigned bundle has nothing to publish: `Ok(None)`.
+/// [`registry::push_with_release`] with the same `info` and `release`) as a referrer of
+/// its artifact manifest. An unsigned bundle has nothing to publish: `Ok(None)`.
 pub async fn push_signature(
     bundle_bytes: &[u8],
     info: &BundleInfo,
+    release: Option<&[u8]>,
     target: &ArtifactRef,
     options: &Options,
 ) -> Result<Option<PushedReferrer>, Finding> {
     registry::within_deadline(
         options,
         target.as_str(),
-        push_signature_within(bundle_bytes, info, target, options),
+        push_signature_within(bundle_bytes, info, release, target, options),
     )
     .await
 }
@@ -217,6 +218,7 @@ pub async fn push_signature(
 async fn push_signature_within(
     bundle_bytes: &[u8],
     info: &BundleInfo,
+    release: Option<&[u8]>,
     target: &ArtifactRef,
     options: &Options,
 ) -> Result<Option<PushedReferrer>, Finding> {
@@ -226,7 +228,8 @@ async fn push_signature_within(
         return Ok(None);
     }
     let jws = jws_document(&signatures);
-    let subject = registry::manifest_for(bundle_bytes, info);
+    // The manifest push wrote: the subject (a new release statement makes a new one).
+    let subject = registry::manifest_with_release(bundle_bytes, info, release);
     let subject_digest = registry::sha256(&subject);
     let manifest = signature_manifest(&jws, &subject, info);
     let digest = registry::sha256(&manifest);

@@ -1054,6 +1054,45 @@ fn pull_can_require_a_trusted_signature_referrer_of_the_very_bundle() {
     let fetched = fetch::fetch(&target, &trusted(ws.path()), state.path(), &options).unwrap();
     assert!(matches!(fetched.source, Source::Registry { .. }));
 
+    // With a release statement beside it, push writes another manifest (the statement
+    // is an annotation): the referrer names that one, and pull finds it.
+    let ok = |r: Run| assert_eq!(r.status, 0, "{}{}", r.stdout, r.stderr);
+    ok(run(
+        &[
+            "build",
+            ".",
+            "--sign-key",
+            "keys/release.key",
+            "--expires",
+            "30d",
+        ],
+        ws.path(),
+    ));
+    let released = format!("{host}/skills/released:0.2.0");
+    let pushed = push(ws.path(), V2, &released, &[]);
+    assert_eq!(pushed.status, 0, "{}{}", pushed.stdout, pushed.stderr);
+    let referrer = pushed.json()["referrer"]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let raw: Value =
+        serde_json::from_slice(&skopeo_raw(&format!("{host}/skills/released@{referrer}"))).unwrap();
+    assert_eq!(raw["subject"]["digest"], pushed.json()["digest"]);
+    let bundle_manifest: Value = serde_json::from_slice(&skopeo_raw(&released)).unwrap();
+    assert!(
+        bundle_manifest["annotations"]
+            .get(skillbundle::release::ANNOTATION)
+            .is_some(),
+        "{bundle_manifest}"
+    );
+    let pulled = pull(
+        ws.path(),
+        &format!("oci://{released}"),
+        "released",
+        &require,
+    );
+    assert_eq!(pulled.status, 0, "{}{}", pulled.stdout, pulled.stderr);
+
     // The same bundle uploaded without a referrer: accepted without the flag only.
     let bytes = std::fs::read(ws.path().join(V1)).unwrap();
     let info = registry::BundleInfo {

@@ -122,8 +122,14 @@ fn push(
         Err(f) => return fail_with(format, &[f], nothing),
     };
     // The signature beside it, as an OCI referrer other tools can list.
-    let referrer = registry::block_on(referrers::push_signature(&bytes, &info, &target, options))
-        .and_then(|r| r);
+    let referrer = registry::block_on(referrers::push_signature(
+        &bytes,
+        &info,
+        release.as_deref(),
+        &target,
+        options,
+    ))
+    .and_then(|r| r);
     let referrer = match referrer {
         Ok(r) => r,
         Err(f) => {
