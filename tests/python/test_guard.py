@@ -90,14 +90,16 @@ def message(data_json: str) -> str:
     )
 
 
-def body(binding: str, data_json: str) -> str:
+def body(binding: str, data_json: str, method: str = "SendMessage") -> str:
     if binding == "jsonrpc":
-        return '{"jsonrpc": "2.0", "id": 7, "method": "SendMessage", "params": {"message": %s}}' % message(data_json)
+        return '{"jsonrpc": "2.0", "id": 7, "method": "%s", "params": {"message": %s}}' % (method, message(data_json))
     return '{"message": %s}' % message(data_json)
 
 
-def endpoint(agent: Agent, binding: str) -> str:
-    return f"{agent.url}/rpc" if binding == "jsonrpc" else f"{agent.url}/message:send"
+def endpoint(agent: Agent, binding: str, streaming: bool = False) -> str:
+    if binding == "jsonrpc":
+        return f"{agent.url}/rpc"
+    return f"{agent.url}/message:stream" if streaming else f"{agent.url}/message:send"
 
 
 async def post(http: httpx.AsyncClient, agent: Agent, binding: str, content: Any) -> httpx.Response:
@@ -223,6 +225,22 @@ async def test_just_within_the_limits_passes(agent: Agent, http: httpx.AsyncClie
     task = task_of(binding, await post(http, agent, binding, content))
     assert task["status"]["state"] == "TASK_STATE_REJECTED"
     assert task["status"]["message"]["parts"][0]["data"]["error"]["code"] == "input_invalid"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_streaming_requests_are_guarded_alike(agent: Agent, http: httpx.AsyncClient, binding: str, example_request: dict) -> None:
+    """SendStreamingMessage (JSON-RPC) and message:stream (HTTP+JSON) bodies get the same
+    answers as their blocking forms, as JSON, before any event stream starts."""
+    calls = agent.toy.calls
+    args = example_request["arguments"]
+    dup = json.dumps(args)[:-1] + ', "resource_id": "x"}'
+    loose = body(binding, with_arguments_text(example_request, dup), method="SendStreamingMessage")
+    response = await http.post(endpoint(agent, binding, streaming=True), content=loose, headers=HEADERS)
+    assert_parse_error(binding, response)
+    big = body(binding, json.dumps(dict(example_request, arguments=dict(args, resource_id="r" * LIMITS.max_body_bytes))), method="SendStreamingMessage")
+    response = await http.post(endpoint(agent, binding, streaming=True), content=big, headers=HEADERS)
+    assert_limit(binding, response)
+    assert agent.toy.calls == calls
 
 
 async def test_both_bindings_answer_alike(agent: Agent, http: httpx.AsyncClient, example_request: dict) -> None:
