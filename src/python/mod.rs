@@ -14,6 +14,7 @@
 
 pub mod body;
 pub mod client;
+pub mod enforce;
 pub mod pool;
 pub mod value;
 
@@ -346,11 +347,14 @@ impl PyBundle {
     }
 
     /// `base` (an A2A 1.0 AgentCard as a dict) with the extension and skills merged in,
-    /// as `skillbundle card --base` does. Raises `CardInvalid`.
+    /// as `skillbundle card --base` does; with `require_extension`, the extension is
+    /// advertised `required: true` (an executor in strict mode). Raises `CardInvalid`.
+    #[pyo3(signature = (base, *, require_extension = false))]
     fn agent_card<'py>(
         &self,
         py: Python<'py>,
         base: &Bound<'py, PyAny>,
+        require_extension: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let base = value::to_json(base, MAX_DEPTH).map_err(|r| {
             PyTypeError::new_err(format!(
@@ -363,7 +367,11 @@ impl PyBundle {
                 r.why.describe()
             ))
         })?;
-        match a2a::merge_card(&base, self.bundle.extension(), self.bundle.agent_skills()) {
+        let mut extension = self.bundle.extension().clone();
+        if require_extension {
+            extension.required = Some(true);
+        }
+        match a2a::merge_card(&base, &extension, self.bundle.agent_skills()) {
             Ok(card) => value::to_python(py, &card),
             Err(e) => {
                 let class = error_class(py, &CARD_INVALID, "CardInvalid")?;
@@ -396,7 +404,15 @@ impl PyBundle {
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let stage = Detected::BeforeAcceptance;
-        let request = self.json_arg(py, data, Condition::InputInvalid, stage, "the request")?;
+        // Like every input_invalid detail, the pointer of a value that is not I-JSON is
+        // relative to `arguments` (enforce::refused_request).
+        let request = value::to_json(data, MAX_DEPTH).map_err(|r| {
+            if r.why.is_type_error() {
+                refused_value(py, r, Condition::InputInvalid, stage, "the request")
+            } else {
+                interface_error(py, &enforce::refused_request(r))
+            }
+        })?;
         // The arguments object handed back is the one just converted: read from the
         // dict's own storage (the conversion admits no subclass, so no `__getitem__`
         // of the caller's runs), before the GIL is released.
@@ -461,20 +477,7 @@ impl PyBundle {
             stage,
             "the result object",
         )?;
-        let shape_ok = v.get("skill").and_then(Value::as_str) == Some(skill_id)
-            && v.get("result").is_some()
-            && v.as_object().is_some_and(|o| o.len() == 2);
-        if !shape_ok {
-            let error = ErrorObject::new(
-                Condition::OutputInvalid,
-                stage,
-                format!(
-                    "the result Artifact of {skill_id} must carry the skill result object {{\"skill\": \"{skill_id}\", \"result\": <output>}} as its Data Part"
-                ),
-            );
-            return Err(interface_error(py, &error));
-        }
-        py.detach(|| self.bundle.check_result(skill_id, &v["result"]))
+        py.detach(|| self.bundle.check_result_object(skill_id, Some(&v)))
             .map_err(|e| interface_error(py, &e))
     }
 
@@ -490,6 +493,57 @@ impl PyBundle {
         let v = self.json_arg(py, value, Condition::OutputInvalid, stage, "the record")?;
         py.detach(|| self.bundle.check_record(skill_id, kind, &v))
             .map_err(|e| interface_error(py, &e))
+    }
+
+    /// What a Message is, by the executor's rules (`crate::agent::message`): see
+    /// `skillbundle._native.pyi`. `task` is `(skill_id or None, interrupted)` for a
+    /// Message sent into an existing Task.
+    #[pyo3(signature = (parts, *, metadata = None, activated, task = None, require_extension = false, base_requests = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn route_message<'py>(
+        &self,
+        py: Python<'py>,
+        parts: &Bound<'py, PyAny>,
+        metadata: Option<&Bound<'py, PyAny>>,
+        activated: bool,
+        task: Option<(Option<String>, bool)>,
+        require_extension: bool,
+        base_requests: bool,
+    ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        enforce::route_message(
+            py,
+            self,
+            parts,
+            metadata,
+            activated,
+            task,
+            require_extension,
+            base_requests,
+        )
+    }
+
+    /// The skill a skill request object names, if this agent advertises it.
+    fn requested_skill(&self, data: &Bound<'_, PyAny>) -> Option<String> {
+        let v = value::to_json(data, MAX_DEPTH).ok()?;
+        self.bundle.requested_skill(&v).map(str::to_string)
+    }
+
+    /// The rule set for one Task of `skill_id` (`crate::agent::task`).
+    #[pyo3(signature = (skill_id, *, max_records = crate::agent::task::Limits::DEFAULT_MAX_RECORDS, max_artifact_bytes = crate::agent::task::Limits::DEFAULT_MAX_ARTIFACT_BYTES))]
+    fn task_guard(
+        slf: Bound<'_, Self>,
+        skill_id: &str,
+        max_records: usize,
+        max_artifact_bytes: usize,
+    ) -> PyResult<enforce::PyTaskGuard> {
+        enforce::task_guard(slf, skill_id, max_records, max_artifact_bytes)
+    }
+
+    /// The `InterfaceError` (not raised) for a domain refusal: `constraint_rejected`,
+    /// `authorization_failed` (`TASK_STATE_REJECTED`) or `resource_limit_exceeded`
+    /// (`TASK_STATE_FAILED`). Any other code is a `ValueError`.
+    fn domain_refusal(&self, py: Python<'_>, code: &str, message: &str) -> PyResult<Py<PyAny>> {
+        enforce::domain_refusal(py, self, code, message)
     }
 
     fn __repr__(&self) -> String {
@@ -511,6 +565,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyInvoke>()?;
     m.add_function(wrap_pyfunction!(body::check_body, m)?)?;
     client::register(m)?;
+    m.add_class::<enforce::PyInvocation>()?;
+    m.add_class::<enforce::PyTaskGuard>()?;
+    m.add(
+        "DEFAULT_MAX_RECORDS",
+        crate::agent::task::Limits::DEFAULT_MAX_RECORDS,
+    )?;
+    m.add(
+        "DEFAULT_MAX_ARTIFACT_BYTES",
+        crate::agent::task::Limits::DEFAULT_MAX_ARTIFACT_BYTES,
+    )?;
     m.add("EXTENSION_URI", EXTENSION_URI)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -10,13 +10,21 @@
 //! input_schema (`input_invalid`). Results and supporting records are validated before
 //! the agent reports completion (`output_invalid`, and the task then fails).
 //!
+//! What an A2A executor does with those checks lives in two submodules: [`message`]
+//! decides which incoming Message is a skill request, a follow-up or a base request;
+//! [`task`] decides what a Task may publish and when. Every language binding (the Python
+//! executor in `skillbundle.a2a`) only adapts its SDK's events to them.
+//!
 //! Every refusal is a [`ErrorObject`] in the draft's exact wire shape whose
 //! [`task_state`](ErrorObject::task_state) tells the caller which A2A state to use.
 //! Error details carry JSON Pointers, the schema keyword and its location, and
 //! `expected`/`actual` only where they come from the schema or from the JSON type of
 //! the instance: no instance value is ever echoed.
 #![doc = ""]
-#![doc = include_str!("../docs/loading-a-bundle.md")]
+#![doc = include_str!("../../docs/loading-a-bundle.md")]
+
+pub mod message;
+pub mod task;
 
 use crate::bundle::load::LoadedSkill;
 use crate::bundle::Bundle;
@@ -507,5 +515,45 @@ fn json_type(value: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
+    }
+}
+
+/// A bundle of the example workspace (example-skills), built unsigned once per test
+/// process, for the unit tests of the agent side.
+#[cfg(test)]
+pub(crate) mod tests_support {
+    use crate::bundle::{Bundle, TrustedKeys};
+    use std::path::Path;
+    use std::sync::OnceLock;
+
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                if entry.file_name() != "dist" {
+                    copy(&entry.path(), &target);
+                }
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+
+    pub fn example_bundle() -> &'static Bundle {
+        static BUNDLE: OnceLock<Bundle> = OnceLock::new();
+        BUNDLE.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let ws = dir.path().join("ws");
+            copy(
+                &Path::new(env!("CARGO_MANIFEST_DIR")).join("example-skills"),
+                &ws,
+            );
+            let built = crate::pipeline::build(&ws, &dir.path().join("dist"), &Default::default());
+            let path = built.bundle.expect("the example workspace builds");
+            Bundle::open_path(&path, &TrustedKeys::new(Vec::new()).and_allow_unsigned())
+                .expect("the example bundle opens")
+        })
     }
 }

@@ -1,0 +1,814 @@
+//! What a schema-governed Task may publish, and when (draft: "Domain-skill invocation",
+//! "Skill output", "Supporting-record schemas", the intermediate-exchange table, and
+//! "Machine-readable error conditions").
+//!
+//! A [`TaskGuard`] stands between a domain executor and everything a client can see of
+//! one Task (SendMessage, streaming, resubscription, GetTask, ListTasks all read what
+//! passed it). It is fed the executor's events in order — Artifact updates (whole or
+//! in chunks), status changes, a bare Message — and answers each with a [`Verdict`]:
+//! hold it, release these Artifacts now, or fail the Task with the draft's error object.
+//! The rules:
+//! - The one **primary result Artifact** is named after the skill and has a single Data
+//!   Part holding the skill result object `{"skill": <skill_id>, "result": <output>}`,
+//!   whose `result` validates against output_schema. It is held until the completing
+//!   status: only then can "exactly one" be decided. A second one fails the Task.
+//! - Every other Artifact is a **supporting record**: its name is a declared record kind,
+//!   its single Data Part validates against that kind's schema. Each record validates on
+//!   its own, so a complete one — an update with `lastChunk` — is checked and released at
+//!   once (the draft lets an agent stream complete records before the result and says
+//!   early findings SHOULD be published so). An undeclared name fails the Task at once.
+//!   Chunks (`append`) are assembled first; an incomplete record is never checked nor
+//!   shown. A released Artifact cannot be changed afterwards.
+//! - **Completion** requires every held record to be valid and exactly one valid primary
+//!   result; otherwise nothing held is released and the Task fails with `output_invalid`.
+//!   A Task that ends otherwise (failed, canceled, rejected) releases its valid complete
+//!   records and never a result. A bare Message cannot carry a result: the Task fails.
+//!   An executor that returns with its Task neither finished nor waiting for input has
+//!   produced no result: the Task fails.
+//! - **Limits**: at most [`Limits::max_records`] supporting records per Task and
+//!   [`Limits::max_artifact_bytes`] of data per Artifact (its Data Parts as JSON);
+//!   beyond either, the Task fails with `resource_limit_exceeded`.
+//! - Once failed, the guard is finished: nothing more of the Task is published.
+
+use crate::bundle::Bundle;
+use crate::condition::{Condition, Detected, ErrorObject};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The per-Task limits of the rule set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Supporting-record Artifacts per Task.
+    pub max_records: usize,
+    /// Bytes of one Artifact's data, measured as compact JSON over all its Data Parts
+    /// (strings counted by their UTF-8 length, unescaped).
+    pub max_artifact_bytes: usize,
+}
+
+impl Limits {
+    /// 1,000 records per Task.
+    pub const DEFAULT_MAX_RECORDS: usize = 1_000;
+    /// 4 MiB per Artifact.
+    pub const DEFAULT_MAX_ARTIFACT_BYTES: usize = 4 << 20;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_records: Self::DEFAULT_MAX_RECORDS,
+            max_artifact_bytes: Self::DEFAULT_MAX_ARTIFACT_BYTES,
+        }
+    }
+}
+
+/// The A2A task states a guard distinguishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Submitted,
+    Working,
+    InputRequired,
+    AuthRequired,
+    Completed,
+    Failed,
+    Canceled,
+    Rejected,
+}
+
+impl State {
+    /// From the A2A 1.0 wire name (`TASK_STATE_COMPLETED`, ...).
+    pub fn from_wire(name: &str) -> Option<State> {
+        Some(match name {
+            "TASK_STATE_SUBMITTED" => State::Submitted,
+            "TASK_STATE_WORKING" => State::Working,
+            "TASK_STATE_INPUT_REQUIRED" => State::InputRequired,
+            "TASK_STATE_AUTH_REQUIRED" => State::AuthRequired,
+            "TASK_STATE_COMPLETED" => State::Completed,
+            "TASK_STATE_FAILED" => State::Failed,
+            "TASK_STATE_CANCELED" => State::Canceled,
+            "TASK_STATE_REJECTED" => State::Rejected,
+            _ => return None,
+        })
+    }
+
+    /// The Task waits for the caller (input or authorization).
+    pub fn is_interrupted(self) -> bool {
+        matches!(self, State::InputRequired | State::AuthRequired)
+    }
+
+    /// The Task has ended.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            State::Completed | State::Failed | State::Canceled | State::Rejected
+        )
+    }
+}
+
+/// The answer to one event.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Publish nothing yet.
+    Hold,
+    /// Publish these Artifacts (by artifactId, whole, in this order) — then, for a
+    /// status change, the status itself.
+    Release(Vec<String>),
+    /// Publish nothing more: the Task fails (`TASK_STATE_FAILED`) with this error object
+    /// as its final status Message's single Data Part.
+    Fail(ErrorObject),
+}
+
+#[derive(Debug)]
+struct Held {
+    name: String,
+    /// The assembled Parts: the data of each Data Part, `None` for any other Part.
+    parts: Vec<Option<Value>>,
+    bytes: usize,
+    /// A chunk with `lastChunk` arrived: the Artifact is whole.
+    complete: bool,
+}
+
+/// The rule set for one Task of one schema-governed skill (see the module documentation).
+#[derive(Debug)]
+pub struct TaskGuard {
+    skill_id: String,
+    limits: Limits,
+    /// Held Artifacts, by artifactId, and their arrival order.
+    held: HashMap<String, Held>,
+    order: Vec<String>,
+    /// Artifacts already published (records released early, or found in the stored Task).
+    published: HashMap<String, String>,
+    records: usize,
+    state: State,
+    finished: bool,
+}
+
+impl Bundle {
+    /// A guard for a new Task of `skill_id` (which the bundle must have).
+    pub fn task_guard(&self, skill_id: &str, limits: Limits) -> Option<TaskGuard> {
+        self.document(skill_id)?;
+        Some(TaskGuard {
+            skill_id: skill_id.to_string(),
+            limits,
+            held: HashMap::new(),
+            order: Vec::new(),
+            published: HashMap::new(),
+            records: 0,
+            state: State::Submitted,
+            finished: false,
+        })
+    }
+}
+
+fn failure(code: Condition, message: impl Into<String>) -> ErrorObject {
+    ErrorObject::new(code, Detected::DuringProcessing, message)
+}
+
+/// Compact-JSON length of a value, without writing it.
+fn json_len(value: &Value) -> usize {
+    match value {
+        Value::Null => 4,
+        Value::Bool(b) => 4 + usize::from(!b),
+        Value::Number(n) => n.to_string().len(),
+        Value::String(s) => s.len() + 2,
+        Value::Array(a) => 2 + a.iter().map(json_len).sum::<usize>() + a.len().saturating_sub(1),
+        Value::Object(o) => {
+            2 + o
+                .iter()
+                .map(|(k, v)| k.len() + 3 + json_len(v))
+                .sum::<usize>()
+                + o.len().saturating_sub(1)
+        }
+    }
+}
+
+impl TaskGuard {
+    /// The skill this Task invokes.
+    pub fn skill_id(&self) -> &str {
+        &self.skill_id
+    }
+
+    /// The guard failed the Task, or saw it end: nothing more is published.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The last state the guard let through.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// An Artifact the stored Task already shows (a guard rebuilt for a follow-up after
+    /// its first guard was lost): it counts as published.
+    pub fn adopt(&mut self, artifact_id: &str, name: &str) {
+        if name != self.skill_id && !self.published.contains_key(artifact_id) {
+            self.records += 1;
+        }
+        self.published
+            .insert(artifact_id.to_string(), name.to_string());
+    }
+
+    /// The Task's current state, when rebuilt from a stored Task.
+    pub fn set_state(&mut self, state: State) {
+        self.state = state;
+    }
+
+    fn fail(&mut self, error: ErrorObject) -> Verdict {
+        self.finished = true;
+        self.held.clear();
+        self.order.clear();
+        Verdict::Fail(error)
+    }
+
+    /// An Artifact update: `parts` are its Parts (the data of each Data Part, `None` for
+    /// another kind), `append` and `last_chunk` the A2A update flags.
+    pub fn artifact(
+        &mut self,
+        bundle: &Bundle,
+        artifact_id: &str,
+        name: &str,
+        parts: Vec<Option<Value>>,
+        append: bool,
+        last_chunk: bool,
+    ) -> Verdict {
+        if self.finished {
+            return Verdict::Hold;
+        }
+        if self.published.contains_key(artifact_id) {
+            return self.fail(failure(
+                Condition::OutputInvalid,
+                "an Artifact that was already published, checked, was changed afterwards",
+            ));
+        }
+        let bytes: usize = parts.iter().flatten().map(json_len).sum();
+        let primary = name == self.skill_id;
+        match self.held.get_mut(artifact_id) {
+            Some(held) if append => {
+                held.parts.extend(parts);
+                held.bytes += bytes;
+                held.complete = last_chunk;
+            }
+            existing => {
+                if existing.is_none() && !primary && !append {
+                    // A new record Artifact: its kind must be declared, whatever follows.
+                    let declared = bundle.document(&self.skill_id).is_some_and(|d| {
+                        d.records().iter().any(|r| r.kind.as_deref() == Some(name))
+                    });
+                    if !declared {
+                        let error = bundle
+                            .check_record(&self.skill_id, name, &Value::Null)
+                            .err()
+                            .unwrap_or_else(|| {
+                                failure(
+                                    Condition::OutputInvalid,
+                                    "the record's kind is not declared",
+                                )
+                            });
+                        return self.fail(error);
+                    }
+                    self.records += 1;
+                    if self.records > self.limits.max_records {
+                        let max = self.limits.max_records;
+                        return self.fail(failure(
+                            Condition::ResourceLimitExceeded,
+                            format!("the Task publishes more than {max} supporting records, this agent's limit"),
+                        ));
+                    }
+                }
+                if existing.is_none() && append {
+                    return self.fail(failure(
+                        Condition::OutputInvalid,
+                        "an Artifact update appends to an Artifact that was never started",
+                    ));
+                }
+                if existing.is_none() {
+                    self.order.push(artifact_id.to_string());
+                }
+                self.held.insert(
+                    artifact_id.to_string(),
+                    Held {
+                        name: name.to_string(),
+                        parts,
+                        bytes,
+                        complete: last_chunk,
+                    },
+                );
+            }
+        }
+        let held = &self.held[artifact_id];
+        if held.name != name && !name.is_empty() {
+            return self.fail(failure(
+                Condition::OutputInvalid,
+                "an Artifact update names another Artifact than the one it appends to",
+            ));
+        }
+        if held.bytes > self.limits.max_artifact_bytes {
+            let max = self.limits.max_artifact_bytes;
+            return self.fail(failure(
+                Condition::ResourceLimitExceeded,
+                format!("an Artifact holds more than {max} bytes of data, this agent's limit"),
+            ));
+        }
+        if held.name == self.skill_id || !held.complete {
+            return Verdict::Hold;
+        }
+        // A complete record: checked and released on its own.
+        if let Err(e) = self.check_held(bundle, artifact_id) {
+            return self.fail(e);
+        }
+        let held = self.held.remove(artifact_id).expect("checked above");
+        self.order.retain(|id| id != artifact_id);
+        self.published.insert(artifact_id.to_string(), held.name);
+        Verdict::Release(vec![artifact_id.to_string()])
+    }
+
+    /// The single Data Part of a held Artifact.
+    fn single_data(held: &Held) -> Option<&Value> {
+        match held.parts.as_slice() {
+            [Some(v)] => Some(v),
+            _ => None,
+        }
+    }
+
+    fn check_held(&self, bundle: &Bundle, artifact_id: &str) -> Result<(), ErrorObject> {
+        let held = &self.held[artifact_id];
+        let skill = self.skill_id.as_str();
+        if held.name == skill {
+            return bundle.check_result_object(skill, Self::single_data(held));
+        }
+        match Self::single_data(held) {
+            Some(record) => bundle.check_record(skill, &held.name, record),
+            None => Err(failure(
+                Condition::OutputInvalid,
+                format!(
+                    "the {} record Artifact must carry exactly one Part, a Data Part holding the record",
+                    held.name
+                ),
+            )),
+        }
+    }
+
+    /// A status change to `state` (its wire name; an unknown name is treated as working).
+    /// Completion checks everything held; a Task that ends otherwise releases only its
+    /// complete records that validate, and never a result.
+    pub fn status(&mut self, bundle: &Bundle, state: &str) -> Verdict {
+        if self.finished {
+            return Verdict::Hold;
+        }
+        let state = State::from_wire(state).unwrap_or(State::Working);
+        let release = match state {
+            State::Completed => {
+                let primaries = self
+                    .order
+                    .iter()
+                    .filter(|id| self.held[*id].name == self.skill_id)
+                    .count();
+                let already = self.published.values().any(|n| *n == self.skill_id);
+                if primaries > 1 || (already && primaries > 0) {
+                    return self.fail(failure(
+                        Condition::OutputInvalid,
+                        format!(
+                            "the Task has more than one primary result Artifact (named {}): exactly one is allowed",
+                            self.skill_id
+                        ),
+                    ));
+                }
+                if primaries == 0 && !already {
+                    let error = bundle
+                        .check_result_object(&self.skill_id, None)
+                        .expect_err("no result object is never a valid result");
+                    return self.fail(error);
+                }
+                for id in &self.order {
+                    if let Err(e) = self.check_held(bundle, id) {
+                        return self.fail(e);
+                    }
+                }
+                std::mem::take(&mut self.order)
+            }
+            State::Failed | State::Canceled | State::Rejected => {
+                let order = std::mem::take(&mut self.order);
+                order
+                    .into_iter()
+                    .filter(|id| {
+                        let h = &self.held[id];
+                        h.complete && h.name != self.skill_id && self.check_held(bundle, id).is_ok()
+                    })
+                    .collect()
+            }
+            State::InputRequired | State::AuthRequired | State::Submitted | State::Working => {
+                self.state = state;
+                return Verdict::Release(Vec::new());
+            }
+        };
+        for id in &release {
+            if let Some(h) = self.held.remove(id) {
+                self.published.insert(id.clone(), h.name);
+            }
+        }
+        self.held.clear();
+        self.state = state;
+        self.finished = true;
+        Verdict::Release(release)
+    }
+
+    /// The executor answered with a bare Message: a skill invocation must end in a Task
+    /// with a result Artifact, so the Task fails.
+    pub fn message(&mut self, bundle: &Bundle) -> Verdict {
+        if self.finished {
+            return Verdict::Hold;
+        }
+        let error = bundle
+            .check_result_object(&self.skill_id, None)
+            .expect_err("no result object is never a valid result");
+        self.fail(error)
+    }
+
+    /// The executor returned. A Task neither ended nor waiting for the caller has no
+    /// result and never will: it fails.
+    pub fn returned(&mut self) -> Verdict {
+        if self.finished || self.state.is_interrupted() {
+            return Verdict::Hold;
+        }
+        self.fail(failure(
+            Condition::OutputInvalid,
+            "the skill's processing ended without completing the Task: no result was produced",
+        ))
+    }
+
+    /// The Task fails for a reason of the agent's own (an exception in the domain code):
+    /// nothing more is published. The caller writes its fixed failure status.
+    pub fn abort(&mut self) {
+        self.finished = true;
+        self.held.clear();
+        self.order.clear();
+    }
+}
+
+impl Bundle {
+    /// Check the data of a primary result Artifact's single Data Part (`None` when the
+    /// Artifact has no single Data Part, or there is none): the skill result object
+    /// `{"skill": skill_id, "result": <output>}` whose `result` validates against
+    /// output_schema. Any failure is `output_invalid`.
+    pub fn check_result_object(
+        &self,
+        skill_id: &str,
+        data: Option<&Value>,
+    ) -> Result<(), ErrorObject> {
+        let shaped = data.and_then(Value::as_object).filter(|o| {
+            o.len() == 2
+                && o.get("skill").and_then(Value::as_str) == Some(skill_id)
+                && o.contains_key("result")
+        });
+        let Some(object) = shaped else {
+            return Err(failure(
+                Condition::OutputInvalid,
+                format!(
+                    "the Task has no valid primary result: exactly one Artifact named {skill_id} whose single Data Part is the skill result object {{\"skill\": \"{skill_id}\", \"result\": <output>}}"
+                ),
+            ));
+        };
+        // Details point into the domain output, as input_invalid's point into arguments.
+        self.check_result(skill_id, &object["result"])
+    }
+
+    /// A domain refusal the draft defines for a request the domain logic will not carry
+    /// out: `constraint_rejected` or `authorization_failed` (`TASK_STATE_REJECTED`), or
+    /// `resource_limit_exceeded` met while processing (`TASK_STATE_FAILED`). Any other
+    /// condition is not the domain code's to report: `None`.
+    pub fn domain_refusal(&self, code: Condition, message: &str) -> Option<ErrorObject> {
+        let detected = match code {
+            Condition::ConstraintRejected | Condition::AuthorizationFailed => {
+                Detected::BeforeAcceptance
+            }
+            Condition::ResourceLimitExceeded => Detected::DuringProcessing,
+            _ => return None,
+        };
+        Some(ErrorObject::new(code, detected, message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::tests_support::example_bundle;
+    use serde_json::json;
+
+    const SKILL: &str = "evaluate_resource_condition";
+    const KIND: &str = "resource-observation";
+
+    fn result(r: &str) -> Value {
+        json!({"skill": SKILL, "result": {"result": r, "observed_value": 42, "unit": "percent", "supporting_record_refs": ["o-1"]}})
+    }
+
+    fn record() -> Value {
+        json!({"record_id": "o-1", "resource_id": "r", "metric": "utilization", "value": 42, "unit": "percent", "observed_at": "2026-08-11T12:00:01Z"})
+    }
+
+    fn guard() -> TaskGuard {
+        example_bundle()
+            .task_guard(SKILL, Limits::default())
+            .unwrap()
+    }
+
+    fn code(v: Verdict) -> Condition {
+        match v {
+            Verdict::Fail(e) => e.code(),
+            other => panic!("not a failure: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_valid_task_releases_its_result_with_the_completion() {
+        let b = example_bundle();
+        let mut g = guard();
+        assert_eq!(
+            g.artifact(
+                b,
+                "r-1",
+                SKILL,
+                vec![Some(result("condition_met"))],
+                false,
+                false
+            ),
+            Verdict::Hold
+        );
+        assert_eq!(
+            g.status(b, "TASK_STATE_COMPLETED"),
+            Verdict::Release(vec!["r-1".into()])
+        );
+        assert!(g.is_finished());
+    }
+
+    #[test]
+    fn complete_records_are_released_at_once() {
+        let b = example_bundle();
+        let mut g = guard();
+        assert_eq!(
+            g.artifact(b, "o-1", KIND, vec![Some(record())], false, true),
+            Verdict::Release(vec!["o-1".into()])
+        );
+        // Without lastChunk a record may still grow: held.
+        assert_eq!(
+            g.artifact(b, "o-2", KIND, vec![Some(record())], false, false),
+            Verdict::Hold
+        );
+        g.artifact(
+            b,
+            "r-1",
+            SKILL,
+            vec![Some(result("condition_met"))],
+            false,
+            true,
+        );
+        assert_eq!(
+            g.status(b, "TASK_STATE_COMPLETED"),
+            Verdict::Release(vec!["o-2".into(), "r-1".into()])
+        );
+    }
+
+    #[test]
+    fn every_kind_of_bad_output_fails_the_task() {
+        let b = example_bundle();
+        // Two primary results, both valid.
+        let mut g = guard();
+        g.artifact(
+            b,
+            "a",
+            SKILL,
+            vec![Some(result("condition_met"))],
+            false,
+            true,
+        );
+        g.artifact(
+            b,
+            "b",
+            SKILL,
+            vec![Some(result("condition_not_met"))],
+            false,
+            true,
+        );
+        assert_eq!(
+            code(g.status(b, "TASK_STATE_COMPLETED")),
+            Condition::OutputInvalid
+        );
+        // A result out of the enum.
+        let mut g = guard();
+        g.artifact(b, "a", SKILL, vec![Some(result("maybe"))], false, true);
+        let Verdict::Fail(e) = g.status(b, "TASK_STATE_COMPLETED") else {
+            panic!()
+        };
+        assert_eq!(e.details()[0].instance_path, "/result");
+        // No result at all.
+        assert_eq!(
+            code(guard().status(b, "TASK_STATE_COMPLETED")),
+            Condition::OutputInvalid
+        );
+        // An undeclared kind, at once.
+        assert_eq!(
+            code(guard().artifact(b, "x", "diary", vec![Some(json!({}))], false, false)),
+            Condition::OutputInvalid
+        );
+        // An invalid record, at once when complete.
+        assert_eq!(
+            code(guard().artifact(b, "x", KIND, vec![Some(json!({}))], false, true)),
+            Condition::OutputInvalid
+        );
+        // A result with a text Part beside its Data Part.
+        let mut g = guard();
+        g.artifact(
+            b,
+            "a",
+            SKILL,
+            vec![Some(result("condition_met")), None],
+            false,
+            true,
+        );
+        assert_eq!(
+            code(g.status(b, "TASK_STATE_COMPLETED")),
+            Condition::OutputInvalid
+        );
+        // A bare Message, and a return without an end.
+        assert_eq!(code(guard().message(b)), Condition::OutputInvalid);
+        let mut g = guard();
+        g.status(b, "TASK_STATE_WORKING");
+        assert_eq!(code(g.returned()), Condition::OutputInvalid);
+        // A released record changed afterwards.
+        let mut g = guard();
+        g.artifact(b, "o", KIND, vec![Some(record())], false, true);
+        assert_eq!(
+            code(g.artifact(b, "o", KIND, vec![Some(record())], true, true)),
+            Condition::OutputInvalid
+        );
+    }
+
+    #[test]
+    fn chunks_are_assembled_before_the_check() {
+        let b = example_bundle();
+        let mut g = guard();
+        // The result's Data Part arrives in the second chunk: the first alone is not checked.
+        assert_eq!(
+            g.artifact(b, "r", SKILL, vec![], false, false),
+            Verdict::Hold
+        );
+        assert_eq!(
+            g.artifact(
+                b,
+                "r",
+                SKILL,
+                vec![Some(result("condition_met"))],
+                true,
+                true
+            ),
+            Verdict::Hold
+        );
+        assert_eq!(
+            g.status(b, "TASK_STATE_COMPLETED"),
+            Verdict::Release(vec!["r".into()])
+        );
+        // Appending a second Data Part makes it invalid.
+        let mut g = guard();
+        g.artifact(
+            b,
+            "r",
+            SKILL,
+            vec![Some(result("condition_met"))],
+            false,
+            false,
+        );
+        g.artifact(
+            b,
+            "r",
+            SKILL,
+            vec![Some(result("condition_met"))],
+            true,
+            true,
+        );
+        assert_eq!(
+            code(g.status(b, "TASK_STATE_COMPLETED")),
+            Condition::OutputInvalid
+        );
+    }
+
+    #[test]
+    fn interrupted_tasks_keep_what_they_hold_and_failed_ones_publish_no_result() {
+        let b = example_bundle();
+        let mut g = guard();
+        g.artifact(
+            b,
+            "r",
+            SKILL,
+            vec![Some(result("condition_met"))],
+            false,
+            true,
+        );
+        assert_eq!(
+            g.status(b, "TASK_STATE_INPUT_REQUIRED"),
+            Verdict::Release(vec![])
+        );
+        assert!(g.returned() == Verdict::Hold && !g.is_finished());
+        g.artifact(b, "o", KIND, vec![Some(record())], false, false);
+        g.artifact(
+            b,
+            "bad",
+            KIND,
+            vec![Some(json!({"record_id": 1}))],
+            false,
+            false,
+        );
+        assert_eq!(g.status(b, "TASK_STATE_FAILED"), Verdict::Release(vec![]));
+        let mut g = guard();
+        g.artifact(
+            b,
+            "r",
+            SKILL,
+            vec![Some(result("condition_met"))],
+            false,
+            true,
+        );
+        assert_eq!(
+            g.artifact(b, "o", KIND, vec![Some(record())], false, false),
+            Verdict::Hold
+        );
+        // The last chunk completes the record: released then, alone.
+        assert_eq!(
+            g.artifact(b, "o", KIND, vec![], true, true),
+            Verdict::Release(vec!["o".into()])
+        );
+        // Canceled: the held result is never published.
+        assert_eq!(g.status(b, "TASK_STATE_CANCELED"), Verdict::Release(vec![]));
+        assert!(g.is_finished());
+    }
+
+    #[test]
+    fn limits_fail_the_task_with_resource_limit_exceeded() {
+        let b = example_bundle();
+        let mut g = b
+            .task_guard(
+                SKILL,
+                Limits {
+                    max_records: 2,
+                    max_artifact_bytes: 1 << 20,
+                },
+            )
+            .unwrap();
+        for i in 0..2 {
+            assert!(matches!(
+                g.artifact(b, &format!("o{i}"), KIND, vec![Some(record())], false, true),
+                Verdict::Release(_)
+            ));
+        }
+        let Verdict::Fail(e) = g.artifact(b, "o3", KIND, vec![Some(record())], false, true) else {
+            panic!()
+        };
+        assert_eq!(e.code(), Condition::ResourceLimitExceeded);
+        assert_eq!(e.task_state(), Some(a2a_types::TaskState::Failed));
+        let mut g = b
+            .task_guard(
+                SKILL,
+                Limits {
+                    max_records: 2,
+                    max_artifact_bytes: 64,
+                },
+            )
+            .unwrap();
+        g.artifact(
+            b,
+            "r",
+            SKILL,
+            vec![Some(json!("x".repeat(40)))],
+            false,
+            false,
+        );
+        assert_eq!(
+            code(g.artifact(
+                b,
+                "r",
+                SKILL,
+                vec![Some(json!("x".repeat(40)))],
+                true,
+                false
+            )),
+            Condition::ResourceLimitExceeded
+        );
+    }
+
+    #[test]
+    fn json_len_is_the_compact_length() {
+        let v = json!({"a": [1, 2.5, null, true, false, "x\u{e9}"], "b": {}});
+        assert_eq!(json_len(&v), serde_json::to_string(&v).unwrap().len());
+    }
+
+    #[test]
+    fn domain_refusals_are_the_drafts() {
+        let b = example_bundle();
+        let e = b
+            .domain_refusal(Condition::ConstraintRejected, "no")
+            .unwrap();
+        assert_eq!(e.task_state(), Some(a2a_types::TaskState::Rejected));
+        let e = b
+            .domain_refusal(Condition::AuthorizationFailed, "no")
+            .unwrap();
+        assert_eq!(e.task_state(), Some(a2a_types::TaskState::Rejected));
+        assert!(b.domain_refusal(Condition::OutputInvalid, "no").is_none());
+    }
+}
