@@ -98,7 +98,7 @@ fn the_wheel_installs_without_rust_and_passes_the_python_tests() {
             ])
             .arg(root.join("target/py-wheelhouse"))
             .args(["-r", "python/requirements-test.txt"])
-            .arg(format!("{}[a2a]", wheel.display()))
+            .arg(format!("{}[a2a-server]", wheel.display()))
             .output()
             .unwrap(),
     );

@@ -4,8 +4,12 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, NotRequired, TypedDict, final
 
+from skillbundle._errors import InterfaceError
+
 EXTENSION_URI: Final[str]
 __version__: Final[str]
+DEFAULT_MAX_RECORDS: Final[int]
+DEFAULT_MAX_ARTIFACT_BYTES: Final[int]
 
 JsonValue = Any
 TrustEntry = str | os.PathLike[str] | Mapping[str, Any]
@@ -79,6 +83,51 @@ class Invoke:
     def __init__(self, skill_id: str, arguments: JsonValue) -> None: ...
 
 @final
+class Invocation:
+    """A domain-skill request that passed every check: the interface it names and its
+    arguments as validated (integral numbers as `int`)."""
+
+    @property
+    def skill_id(self) -> str: ...
+    @property
+    def skill_version(self) -> str: ...
+    @property
+    def interface_digest(self) -> str: ...
+    @property
+    def arguments(self) -> JsonValue: ...
+
+Verdict = tuple[Literal["hold"], None] | tuple[Literal["release"], list[str]] | tuple[Literal["fail"], dict[str, Any]]
+Route = (
+    tuple[Literal["describe"], str]
+    | tuple[Literal["invoke"], Invocation]
+    | tuple[Literal["follow_up", "base", "extension_required", "not_activated"], None]
+    | tuple[Literal["binding", "reject"], InterfaceError]
+)
+
+class TaskGuard:
+    """What one Task of one skill may publish, and when (the library's `agent::task`)."""
+
+    @property
+    def skill_id(self) -> str: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def interrupted(self) -> bool: ...
+    def artifact(
+        self, artifact_id: str, name: str, parts: Iterable[JsonValue | None], append: bool, last_chunk: bool
+    ) -> Verdict:
+        """An Artifact update; `parts` holds each Part's data (`None`: not a Data Part)."""
+    def status(self, state: str) -> Verdict:
+        """A status change to `state` (an A2A 1.0 wire name)."""
+    def message(self) -> Verdict:
+        """The executor answered with a bare Message."""
+    def returned(self) -> Verdict:
+        """The executor returned."""
+    def abort(self) -> None: ...
+    def adopt(self, artifact_id: str, name: str) -> None: ...
+    def set_state(self, state: str) -> None: ...
+
+@final
 class Bundle:
     """A verified, loaded skill bundle. Immutable; share it between tasks and threads."""
 
@@ -113,8 +162,9 @@ class Bundle:
     def agent_skills(self) -> list[dict[str, Any]]:
         """The AgentSkill entries (describe_skill first)."""
     def card_fragment(self) -> dict[str, Any]: ...
-    def agent_card(self, base: Mapping[str, Any]) -> dict[str, Any]:
-        """`base` with the extension and skills merged in; raises `CardInvalid`."""
+    def agent_card(self, base: Mapping[str, Any], *, require_extension: bool = False) -> dict[str, Any]:
+        """`base` with the extension (`required` as given) and skills merged in; raises
+        `CardInvalid`."""
     def interface(self, skill_id: str) -> dict[str, Any] | None: ...
     def describe_skill(self, skill_id: str) -> dict[str, Any]:
         """The describe_skill result object; raises `InterfaceError`."""
@@ -128,6 +178,26 @@ class Bundle:
         """Validate a result Artifact's data `{"skill", "result"}`; raises `InterfaceError`."""
     def check_record(self, skill_id: str, kind: str, value: JsonValue) -> None:
         """Validate a supporting record of `kind`; raises `InterfaceError`."""
+    def route_message(
+        self,
+        parts: Iterable[JsonValue | None],
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        activated: bool,
+        task: tuple[str | None, bool] | None = None,
+        require_extension: bool = False,
+        base_requests: bool = False,
+    ) -> Route:
+        """What a Message is (the library's `agent::message`); `task` is `(skill_id or
+        None, interrupted)` of the Task it is sent into."""
+    def requested_skill(self, data: JsonValue) -> str | None:
+        """The advertised skill a skill request object names, if any."""
+    def task_guard(
+        self, skill_id: str, *, max_records: int = ..., max_artifact_bytes: int = ...
+    ) -> TaskGuard: ...
+    def domain_refusal(self, code: str, message: str) -> InterfaceError:
+        """The error (not raised) for `constraint_rejected`, `authorization_failed` or
+        `resource_limit_exceeded`; any other code is a `ValueError`."""
 
 # The client side (src/python/client.rs; used by skillbundle.client).
 

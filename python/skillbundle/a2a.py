@@ -1,288 +1,574 @@
 """Enforce a skill bundle in an a2a-sdk (1.x, A2A protocol 1.0) agent.
 
-`SchemaEnforcingExecutor(bundle, inner)` is an `AgentExecutor` that wraps any other:
+`SchemaEnforcingExecutor(bundle, inner, ...)` is an `AgentExecutor` that wraps the
+domain executor `inner`. Every decision is the Rust library's (`skillbundle._native`:
+`Bundle.route_message` decides what a Message is, a `TaskGuard` what a Task may
+publish); this module only adapts a2a-sdk's objects and events to those calls and does
+what they answer:
 
-* the schema-interface extension must be activated (the `A2A-Extensions` header, which
-  the SDK exposes as `RequestContext.requested_extensions`); a request that does not
-  activate it is rejected with a text explaining how, or, with `base_requests=True`, a
-  request that is not a skill request object is passed to `inner` unchecked as a base
-  A2A request (the extension is advertised `required: false`);
-* a `describe_skill` request is answered from the bundle: a completed Task with one
-  Artifact named `describe_skill` whose single Data Part is the describe result;
-* a request that fails a check (`skill_not_advertised`, `interface_mismatch`,
-  `input_invalid`, ...) ends `TASK_STATE_REJECTED` with the draft's error object as the
-  status Message's single Data Part;
-* a valid invocation is delegated to `inner` through an event queue that holds every
-  Artifact back until the completing status update, then checks the result Artifact
-  (named after the skill) and each supporting-record Artifact (named after its kind);
-  only if all conform do they pass, followed by the completion. Otherwise nothing of it
-  is published and the task ends `TASK_STATE_FAILED` with `output_invalid`.
+* A Message is routed: a `describe_skill` request is answered from the bundle; a
+  domain-skill request is checked (`interface_mismatch`, `input_invalid`, ...; a refused
+  one ends `TASK_STATE_REJECTED` with the draft's error object) before `inner` sees it;
+  a Message holding a skill request object is always checked, however many Parts it has;
+  a follow-up sent into a Task that waits for input or authorization reaches `inner`
+  unchecked (the draft applies no schema to it); other Messages are base A2A requests
+  (with `base_requests=True`) or refused. In strict mode (`require_extension=True`, the
+  card then says `required: true`) a request that does not activate the extension is
+  answered with A2A's `ExtensionSupportRequiredError`.
+* Everything `inner` publishes — in `execute`, in `cancel`, as Artifact updates, in
+  chunks, inside `Task` events — passes a `TaskGuard` first: a complete supporting
+  record is checked and released at once, the primary result is held until the
+  completing status and checked with everything else, and anything invalid fails the
+  Task with `output_invalid` (or `resource_limit_exceeded`) instead of being published.
+  The SDK's task store and every subscriber only ever see what the guard released, so
+  nothing invalid reaches SendMessage, streaming, resubscription, GetTask or ListTasks.
+* An exception from `inner` ends the Task `TASK_STATE_FAILED` with a fixed message; the
+  exception goes to this module's logger, never to the caller.
 
-`agent_card(bundle, base)` returns the SDK's `AgentCard` with the extension and skills
-merged in (the same merge as `skillbundle card --base`). `ExtensionEchoMiddleware` echoes
-the extension URI in the `A2A-Extensions` response header when a request activated it,
-as the draft recommends (the SDK has no hook for response headers).
+`inner` is either a plain `AgentExecutor` (its `event_queue` then has a `call`
+attribute, the `SkillCall`) or an object with `async def invoke(self, call)`, which gets
+the `SkillCall`: the checked invocation (skill, version, digest, arguments as validated,
+integers as `int`) and helpers that publish a record, the result, a domain refusal, or
+ask for input.
 
-Every check runs in the Rust library; nothing here re-implements one. `a2a` is imported
-when this module is, so `import skillbundle` works without a2a-sdk installed.
+Wire it with `executor.request_handler(card)`: the request handler whose request-context
+builder refuses, through the binding and before any Task is created or touched, what
+must be refused so (strict mode without activation; a skill request sent into an existing
+Task). `executor.agent_card(base)` returns the card with the extension `required` flag of
+the chosen mode. `ExtensionEchoMiddleware` echoes the extension URI in the
+`A2A-Extensions` response header when a request activated it, as the draft recommends.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
 from a2a.extensions.common import HTTP_EXTENSION_HEADER, get_requested_extensions
 from a2a.helpers.proto_helpers import new_data_part, new_task_from_user_message, new_text_part
-from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.tasks import TaskUpdater
+from a2a.server.agent_execution import AgentExecutor, RequestContext, SimpleRequestContextBuilder
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCard,
     Artifact,
     Message,
+    Role,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
+    TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a.utils.errors import A2AError, ExtensionSupportRequiredError, InvalidParamsError
 from google.protobuf import json_format
 
-from skillbundle import EXTENSION_URI, Bundle, Describe, InterfaceError
+from skillbundle import EXTENSION_URI, Bundle, InterfaceError
+from skillbundle._native import DEFAULT_MAX_ARTIFACT_BYTES, DEFAULT_MAX_RECORDS, Invocation
 from skillbundle.client import SkillClient
 from skillbundle.guard import Limits, RequestGuard
 from skillbundle.task_store import BoundedTaskStore
 
 __all__ = [
+    "DEFAULT_MAX_ARTIFACT_BYTES",
+    "DEFAULT_MAX_RECORDS",
     "EXTENSION_URI",
     "BoundedTaskStore",
     "ExtensionEchoMiddleware",
+    "Invocation",
     "Limits",
     "RequestGuard",
     "SchemaEnforcingExecutor",
+    "SkillCall",
     "SkillClient",
     "agent_card",
+    "proto_value",
 ]
 
-DESCRIBE_SKILL = "describe_skill"
+log = logging.getLogger(__name__)
 
-_INTERRUPTED = {
-    TaskState.TASK_STATE_INPUT_REQUIRED,
-    TaskState.TASK_STATE_AUTH_REQUIRED,
-}
+#: The status text of a Task whose domain code raised. Fixed: nothing of the exception
+#: reaches the caller.
+INTERNAL_FAILURE = "the agent failed while processing this request"
+
+_INTERRUPTED = {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
 _TERMINAL = {
     TaskState.TASK_STATE_COMPLETED,
     TaskState.TASK_STATE_FAILED,
     TaskState.TASK_STATE_CANCELED,
     TaskState.TASK_STATE_REJECTED,
 }
+#: Interrupted Tasks whose guard is kept in memory between turns (beyond, the oldest is
+#: rebuilt from the stored Task when its follow-up arrives).
+_MAX_OPEN = 10_000
 
 
-def agent_card(bundle: Bundle, base: Mapping[str, Any] | AgentCard) -> AgentCard:
+def agent_card(
+    bundle: Bundle, base: Mapping[str, Any] | AgentCard, *, require_extension: bool = False
+) -> AgentCard:
     """The SDK's `AgentCard`: `base` (a dict in A2A 1.0 JSON form, or an `AgentCard`)
-    with the bundle's extension and skills merged in. Raises `skillbundle.CardInvalid`."""
+    with the bundle's extension (`required` as given) and skills merged in. Raises
+    `skillbundle.CardInvalid`."""
     if isinstance(base, AgentCard):
         base = json_format.MessageToDict(base)
-    merged = bundle.agent_card(dict(base))
+    merged = bundle.agent_card(dict(base), require_extension=require_extension)
     return json_format.ParseDict(merged, AgentCard())
 
 
-def _data(value: Any) -> Any:
-    """A protobuf `Value` as a Python object (numbers come back as floats)."""
-    return json_format.MessageToDict(value)
+def proto_value(v: Any) -> Any:
+    """A protobuf `Value` (a Data Part's `data`) as a Python object, exactly: numbers are
+    floats as the binding carried them, and a NaN stays a NaN for the library to refuse
+    (`json_format` would raise instead)."""
+    kind = v.WhichOneof("kind")
+    if kind == "struct_value":
+        return {k: proto_value(x) for k, x in v.struct_value.fields.items()}
+    if kind == "list_value":
+        return [proto_value(x) for x in v.list_value.values]
+    if kind == "number_value":
+        return v.number_value
+    if kind == "string_value":
+        return v.string_value
+    if kind == "bool_value":
+        return v.bool_value
+    return None
 
 
-def _request_data(message: Message | None) -> Any:
-    """The skill request object: the data of the Message's single Data Part, or None
-    when the Message is not shaped that way (the library then refuses it)."""
-    if message is None or len(message.parts) != 1 or not message.parts[0].HasField("data"):
-        return None
-    return _data(message.parts[0].data)
+def _parts(parts: Any) -> list[Any]:
+    """Each Part's data, or `None` for a Part that is not a Data Part."""
+    return [proto_value(p.data) if p.HasField("data") else None for p in parts]
 
 
-def _single_data(artifact: Artifact) -> tuple[bool, Any]:
-    if len(artifact.parts) != 1 or not artifact.parts[0].HasField("data"):
-        return False, None
-    return True, _data(artifact.parts[0].data)
+def _error_message(error: dict[str, Any]) -> Message:
+    message = Message(
+        role=Role.ROLE_AGENT, message_id=str(uuid.uuid4()), parts=[new_data_part(error)]
+    )
+    message.extensions.append(EXTENSION_URI)
+    return message
 
 
-class _EnforcingQueue:
-    """The event queue `inner` sees for one accepted invocation: Artifacts are held
-    until the completing status update, checked, then released (or the task fails)."""
+def _text_message(text: str) -> Message:
+    return Message(role=Role.ROLE_AGENT, message_id=str(uuid.uuid4()), parts=[new_text_part(text)])
 
-    def __init__(self, queue: Any, bundle: Bundle, skill_id: str, context: RequestContext):
+
+class _Open:
+    """What is kept of an invocation between its turns: its guard and invocation."""
+
+    __slots__ = ("artifacts", "guard", "invocation")
+
+    def __init__(self, guard: Any, invocation: Invocation, artifacts: dict[str, Artifact] | None = None) -> None:
+        self.guard = guard
+        self.invocation = invocation
+        self.artifacts = artifacts if artifacts is not None else {}
+
+
+class _GuardedQueue:
+    """The event queue `inner` writes to: every event goes through the Task's guard,
+    and only what it releases reaches the SDK's queue."""
+
+    def __init__(self, queue: Any, guard: Any, task_id: str, context_id: str,
+                 artifacts: dict[str, Artifact] | None = None) -> None:
         self._queue = queue
-        self._bundle = bundle
-        self._skill_id = skill_id
-        self._context = context
-        self._held: dict[str, TaskArtifactUpdateEvent] = {}
-        self._task_sent = False
-        self.finished = False
+        self._guard = guard
+        self._task_id = task_id
+        self._context_id = context_id
+        # The Artifacts the guard holds, as the SDK's objects to publish when released.
+        self._artifacts: dict[str, Artifact] = artifacts if artifacts is not None else {}
+        self.failure: dict[str, Any] | None = None
+        self.call: SkillCall | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._queue, name)
 
-    def _check(self, artifact: Artifact) -> None:
-        """Raise `InterfaceError` unless the Artifact is a valid result or record."""
-        one, data = _single_data(artifact)
-        if artifact.name == self._skill_id:
-            if not one:
-                data = None  # the library refuses it with the expected shape
-            self._bundle.check_result_object(self._skill_id, data)
-        else:
-            if not one:
-                data = float("nan")  # no I-JSON value: refused as output_invalid
-            self._bundle.check_record(self._skill_id, artifact.name, data)
+    @property
+    def finished(self) -> bool:
+        return self._guard.finished
 
-    def _check_all(self, task: Task | None) -> InterfaceError | None:
-        artifacts = [e.artifact for e in self._held.values()]
-        if task is not None:
-            artifacts += list(task.artifacts)
-        try:
-            for artifact in artifacts:
-                self._check(artifact)
-        except InterfaceError as error:
-            return error
-        if not any(a.name == self._skill_id for a in artifacts):
-            try:
-                self._bundle.check_result_object(self._skill_id, None)
-            except InterfaceError as error:
-                return error
-        return None
-
-    async def _fail(self, task_id: str, context_id: str, error: InterfaceError) -> None:
-        self._held.clear()
-        updater = TaskUpdater(self._queue, task_id, context_id)
-        message = updater.new_agent_message(parts=[new_data_part(error.to_dict())])
-        message.extensions.append(EXTENSION_URI)
-        await updater.failed(message)
-        self.finished = True
-
-    async def _release(self, only_valid: bool) -> None:
-        for event in list(self._held.values()):
-            if only_valid:
-                try:
-                    self._check(event.artifact)
-                except InterfaceError:
+    async def _apply(self, verdict: tuple[str, Any]) -> bool:
+        """Do what the guard answered; False when the Task failed."""
+        kind, payload = verdict
+        if kind == "fail":
+            self._artifacts.clear()
+            self.failure = payload
+            await self._status(TaskState.TASK_STATE_FAILED, _error_message(payload))
+            return False
+        if kind == "release":
+            for artifact_id in payload:
+                artifact = self._artifacts.pop(artifact_id, None)
+                if artifact is None:
                     continue
-            await self._queue.enqueue_event(event)
-        self._held.clear()
+                await self._queue.enqueue_event(
+                    TaskArtifactUpdateEvent(
+                        task_id=self._task_id,
+                        context_id=self._context_id,
+                        artifact=artifact,
+                        append=False,
+                        last_chunk=True,
+                    )
+                )
+        return True
+
+    async def _status(self, state: int, message: Message | None) -> None:
+        status = TaskStatus(state=state)
+        if message is not None:
+            status.message.CopyFrom(message)
+        status.timestamp.GetCurrentTime()
+        await self._queue.enqueue_event(
+            TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
+        )
+
+    async def fail_internally(self) -> None:
+        """The domain code raised: the Task fails with the fixed message."""
+        if self._guard.finished:
+            return
+        self._guard.abort()
+        self._artifacts.clear()
+        await self._status(TaskState.TASK_STATE_FAILED, _text_message(INTERNAL_FAILURE))
+
+    async def returned(self) -> None:
+        await self._apply(self._guard.returned())
+
+    async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
+        held = self._artifacts.get(artifact.artifact_id)
+        if append and held is not None:
+            held.parts.extend(artifact.parts)
+        else:
+            copy = Artifact()
+            copy.CopyFrom(artifact)
+            self._artifacts[artifact.artifact_id] = copy
+        verdict = self._guard.artifact(
+            artifact.artifact_id, artifact.name, _parts(artifact.parts), append, last_chunk
+        )
+        await self._apply(verdict)
+
+    async def _state(self, status: TaskStatus) -> None:
+        verdict = self._guard.status(TaskState.Name(status.state))
+        if await self._apply(verdict):
+            await self._queue.enqueue_event(
+                TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
+            )
 
     async def enqueue_event(self, event: Any) -> None:
-        if self.finished:
-            return  # the task already failed; nothing more of it is published
+        if self._guard.finished:
+            return  # the Task ended or failed: nothing more of it is published
         if isinstance(event, TaskArtifactUpdateEvent):
-            held = self._held.get(event.artifact.artifact_id)
-            if event.append and held is not None:
-                held.artifact.parts.extend(event.artifact.parts)
-                held.last_chunk = event.last_chunk
-            else:
-                copy = TaskArtifactUpdateEvent()
-                copy.CopyFrom(event)
-                copy.append = False
-                self._held[event.artifact.artifact_id] = copy
-            return
-        if isinstance(event, TaskStatusUpdateEvent):
-            state = event.status.state
-            if state == TaskState.TASK_STATE_COMPLETED:
-                error = self._check_all(None)
-                if error is not None:
-                    await self._fail(event.task_id, event.context_id, error)
+            await self._artifact(event.artifact, event.append, event.last_chunk)
+        elif isinstance(event, TaskStatusUpdateEvent):
+            await self._state(event.status)
+        elif isinstance(event, Task):
+            # The Task exists already (the executor created it): its Artifacts and state
+            # are updates like any other, each checked.
+            for artifact in event.artifacts:
+                await self._artifact(artifact, False, True)
+                if self._guard.finished:
                     return
-                await self._release(only_valid=False)
-            elif state in _TERMINAL or state in _INTERRUPTED:
-                await self._release(only_valid=True)
+            if event.status.state not in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_UNSPECIFIED):
+                await self._state(event.status)
+        elif isinstance(event, Message):
+            await self._apply(self._guard.message())
+        else:
             await self._queue.enqueue_event(event)
-            if state in _TERMINAL:
-                self.finished = True
-            return
-        if isinstance(event, Task):
-            if event.status.state == TaskState.TASK_STATE_COMPLETED:
-                error = self._check_all(event)
-                if error is not None:
-                    submitted = Task()
-                    submitted.CopyFrom(event)
-                    del submitted.artifacts[:]
-                    submitted.status.state = TaskState.TASK_STATE_SUBMITTED
-                    await self._queue.enqueue_event(submitted)
-                    self._task_sent = True
-                    await self._fail(event.id, event.context_id, error)
-                    return
-            self._task_sent = True
-            await self._queue.enqueue_event(event)
-            return
-        if isinstance(event, Message):
-            # A bare Message has no result Artifact: a schema-governed skill must answer
-            # with a Task, so the task fails.
-            task = self._context.current_task or new_task_from_user_message(self._context.message)
-            if not self._task_sent:
-                await self._queue.enqueue_event(task)
-                self._task_sent = True
-            try:
-                self._bundle.check_result_object(self._skill_id, None)
-            except InterfaceError as error:
-                await self._fail(task.id, task.context_id, error)
-            return
-        await self._queue.enqueue_event(event)
 
-    async def close_out(self) -> None:
-        """After `inner` returned: publish what is still held and valid."""
-        if not self.finished:
-            await self._release(only_valid=True)
+
+class SkillCall:
+    """One turn of a checked skill invocation, as the domain code sees it.
+
+    `invocation` is the checked request (`skill_id`, `skill_version`,
+    `interface_digest`, `arguments` as validated, integral numbers as `int`); `context`
+    the SDK's `RequestContext`; `follow_up` the caller's Message when this turn answers
+    an input-required or auth-required status (not checked against any schema, as the
+    draft says), else None. Publish only through the helpers (or `updater`, the SDK's
+    `TaskUpdater` on the guarded queue): each publication is checked, and one that is
+    refused fails the Task and raises `InterfaceError`.
+    """
+
+    def __init__(self, invocation: Invocation, context: RequestContext, queue: _GuardedQueue,
+                 bundle: Bundle, follow_up: Message | None) -> None:
+        self.invocation = invocation
+        self.context = context
+        self.follow_up = follow_up
+        self._queue = queue
+        self._bundle = bundle
+        self.updater = TaskUpdater(queue, context.task_id, context.context_id)
+
+    @property
+    def skill_id(self) -> str:
+        return self.invocation.skill_id
+
+    @property
+    def arguments(self) -> Any:
+        return self.invocation.arguments
+
+    @property
+    def task_id(self) -> str:
+        return self.context.task_id
+
+    def _raise_if_failed(self) -> None:
+        if self._queue.finished and self._queue.failure is not None:
+            raise InterfaceError(self._queue.failure, "TASK_STATE_FAILED")
+
+    async def working(self, text: str | None = None) -> None:
+        """A progress status (`TASK_STATE_WORKING`), with an optional text."""
+        await self.updater.start_work(_text_message(text) if text else None)
+
+    async def publish_record(self, kind: str, record: Any, *, artifact_id: str | None = None) -> str:
+        """Publish one complete supporting record of `kind` now (checked, then released
+        at once). Returns its artifactId, which the result may reference."""
+        artifact_id = artifact_id or str(uuid.uuid4())
+        await self.updater.add_artifact(
+            [new_data_part(record)], artifact_id=artifact_id, name=kind, last_chunk=True
+        )
+        self._raise_if_failed()
+        return artifact_id
+
+    async def complete(self, result: Any, *, artifact_id: str | None = None) -> None:
+        """Publish the primary result `{"skill", "result": result}` and complete the Task
+        (both only if everything the Task holds is valid)."""
+        await self.updater.add_artifact(
+            [new_data_part({"skill": self.skill_id, "result": result})],
+            artifact_id=artifact_id or str(uuid.uuid4()),
+            name=self.skill_id,
+            last_chunk=True,
+        )
+        self._raise_if_failed()
+        await self.updater.complete()
+        self._raise_if_failed()
+
+    async def refuse(self, code: str, message: str) -> None:
+        """End the Task with a domain refusal, the draft's error object:
+        `constraint_rejected` or `authorization_failed` (`TASK_STATE_REJECTED`), or
+        `resource_limit_exceeded` (`TASK_STATE_FAILED`). The message goes to the caller:
+        put nothing in it the caller may not see."""
+        error = self._bundle.domain_refusal(code, message)
+        await self.updater.update_status(
+            TaskState.Value(error.task_state), _error_message(error.to_dict())
+        )
+
+    async def require_input(self, text: str) -> None:
+        """Ask the caller for more input (`TASK_STATE_INPUT_REQUIRED`). Its follow-up comes
+        back as the next turn's `follow_up`."""
+        await self.updater.requires_input(_text_message(text))
+
+    async def require_auth(self, text: str) -> None:
+        """Ask the caller to authorize (`TASK_STATE_AUTH_REQUIRED`)."""
+        await self.updater.requires_auth(_text_message(text))
 
 
 class SchemaEnforcingExecutor(AgentExecutor):
     """An `AgentExecutor` that answers describe_skill from the bundle and enforces its
-    interfaces around `inner` (see the module documentation)."""
+    interfaces around `inner` (see the module documentation).
 
-    def __init__(self, bundle: Bundle, inner: AgentExecutor, *, base_requests: bool = False):
+    `base_requests`: Messages without a skill request object go to `inner` as base A2A
+    requests. `require_extension`: strict mode, the card says `required: true` and a
+    request that does not activate the extension is refused with
+    `ExtensionSupportRequiredError`. `max_records_per_task`, `max_artifact_bytes`: the
+    per-Task limits (beyond, `resource_limit_exceeded`).
+    """
+
+    def __init__(
+        self,
+        bundle: Bundle,
+        inner: Any,
+        *,
+        base_requests: bool = False,
+        require_extension: bool = False,
+        max_records_per_task: int = DEFAULT_MAX_RECORDS,
+        max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
+    ) -> None:
         self.bundle = bundle
         self.inner = inner
         self.base_requests = base_requests
-        self._skill_ids = {DESCRIBE_SKILL} | {s["skill_id"] for s in bundle.skills}
+        self.require_extension = require_extension
+        self.max_records_per_task = max_records_per_task
+        self.max_artifact_bytes = max_artifact_bytes
+        self._running: dict[str, _GuardedQueue] = {}
+        self._open: OrderedDict[str, _Open] = OrderedDict()
 
-    def _is_skill_request(self, data: Any) -> bool:
-        return isinstance(data, dict) and data.get("skill") in self._skill_ids
+    # -- wiring -------------------------------------------------------------------------
+
+    def agent_card(self, base: Mapping[str, Any] | AgentCard) -> AgentCard:
+        """`base` with the extension (`required` per this executor's mode) and skills."""
+        return agent_card(self.bundle, base, require_extension=self.require_extension)
+
+    def request_handler(self, agent_card: AgentCard, *, task_store: Any = None, **kwargs: Any) -> DefaultRequestHandler:
+        """The SDK's request handler around this executor, with the request-context
+        builder that refuses through the binding what must not create or touch a Task."""
+        if task_store is None:
+            task_store = InMemoryTaskStore()
+        return DefaultRequestHandler(
+            agent_executor=self,
+            task_store=task_store,
+            agent_card=agent_card,
+            request_context_builder=_RoutingContextBuilder(self, task_store),
+            **kwargs,
+        )
+
+    # -- routing ------------------------------------------------------------------------
+
+    def _task_of(self, task: Task | None) -> tuple[str | None, bool] | None:
+        """`(skill_id or None, interrupted)` of an existing Task, for the router."""
+        if task is None:
+            return None
+        interrupted = task.status.state in _INTERRUPTED
+        kept = self._open.get(task.id)
+        if kept is not None:
+            return kept.guard.skill_id, interrupted
+        running = self._running.get(task.id)
+        if running is not None:
+            return running._guard.skill_id, interrupted
+        return self._skill_of_history(task), interrupted
+
+    def _skill_of_history(self, task: Task) -> str | None:
+        """The skill a stored Task invokes: the one its first Message requests."""
+        for message in task.history[:1]:
+            for data in _parts(message.parts):
+                if data is not None:
+                    skill = self.bundle.requested_skill(data)
+                    if skill is not None and skill != "describe_skill":
+                        return skill
+        return None
+
+    def route(self, message: Message | None, activated: bool, task: Task | None,
+              *, in_task: bool = False) -> tuple[str, Any]:
+        parts = _parts(message.parts) if message is not None else []
+        metadata = json_format.MessageToDict(message.metadata) if message is not None and message.HasField("metadata") else None
+        existing = self._task_of(task)
+        if existing is None and in_task:
+            existing = (None, False)
+        return self.bundle.route_message(
+            parts,
+            metadata=metadata,
+            activated=activated,
+            task=existing,
+            require_extension=self.require_extension,
+            base_requests=self.base_requests,
+        )
+
+    # -- execution ----------------------------------------------------------------------
 
     async def execute(self, context: RequestContext, event_queue: Any) -> None:
-        data = _request_data(context.message)
-        if EXTENSION_URI not in context.requested_extensions:
-            if self.base_requests and not self._is_skill_request(data):
-                await self.inner.execute(context, event_queue)
-                return
-            updater = await self._start(context, event_queue)
-            message = updater.new_agent_message(
-                parts=[
-                    new_text_part(
-                        "this agent's skills are schema-governed: activate the extension "
-                        f"{EXTENSION_URI} with the {HTTP_EXTENSION_HEADER} request header "
-                        "and send a skill request object as the Message's single Data Part"
-                    )
-                ]
-            )
-            await updater.reject(message)
-            return
         try:
-            request = self.bundle.check_request(data)
-        except InterfaceError as error:
+            await self._execute(context, event_queue)
+        except A2AError:
+            raise
+        except Exception:
+            # The domain code of a base request, or a defect here: the caller learns only
+            # that the Task failed.
+            log.exception("executing task %s raised", context.task_id)
             updater = await self._start(context, event_queue)
-            message = updater.new_agent_message(parts=[new_data_part(error.to_dict())])
-            message.extensions.append(EXTENSION_URI)
-            await updater.update_status(_state(error.task_state), message)
+            await updater.failed(_text_message(INTERNAL_FAILURE))
+
+    async def _execute(self, context: RequestContext, event_queue: Any) -> None:
+        activated = EXTENSION_URI in context.requested_extensions
+        kind, payload = self.route(context.message, activated, context.current_task)
+        if kind == "base":
+            await self.inner.execute(context, event_queue)
             return
-        if isinstance(request, Describe):
-            updater = await self._start(context, event_queue)
-            result = self.bundle.describe_skill(request.skill_id)
-            await updater.add_artifact(
-                [new_data_part(result)], name=DESCRIBE_SKILL, extensions=[EXTENSION_URI]
-            )
+        if kind == "follow_up":
+            await self._follow_up(context, event_queue)
+            return
+        if kind == "binding":
+            # Only reached when the request handler was built without this executor's
+            # context builder: the Task is left untouched, the request ignored.
+            log.warning("a Message that must be refused through the binding reached execute; "
+                        "build the request handler with SchemaEnforcingExecutor.request_handler")
+            return
+        if kind == "extension_required":
+            raise ExtensionSupportRequiredError(message=f"activate the extension {EXTENSION_URI}")
+        updater = await self._start(context, event_queue)
+        if kind == "not_activated":
+            await updater.reject(_text_message(
+                "this agent's skills are schema-governed: activate the extension "
+                f"{EXTENSION_URI} with the {HTTP_EXTENSION_HEADER} request header "
+                "and send a skill request object as the Message's single Data Part"
+            ))
+        elif kind == "reject":
+            await updater.update_status(TaskState.Value(payload.task_state), _error_message(payload.to_dict()))
+        elif kind == "describe":
+            result = self.bundle.describe_skill(payload)
+            await updater.add_artifact([new_data_part(result)], name="describe_skill", extensions=[EXTENSION_URI])
             await updater.complete()
+        elif kind == "invoke":
+            guard = self.bundle.task_guard(
+                payload.skill_id,
+                max_records=self.max_records_per_task,
+                max_artifact_bytes=self.max_artifact_bytes,
+            )
+            await self._run(context, event_queue, guard, payload, None)
+
+    async def _follow_up(self, context: RequestContext, event_queue: Any) -> None:
+        task = context.current_task
+        kept = self._open.pop(task.id, None) or self._rebuild(task)
+        if kept is None:
+            log.error("task %s waits for input but its invocation cannot be re-checked", task.id)
+            await TaskUpdater(event_queue, task.id, task.context_id).failed(_text_message(INTERNAL_FAILURE))
             return
-        queue = _EnforcingQueue(event_queue, self.bundle, request.skill_id, context)
-        await self.inner.execute(context, queue)
-        await queue.close_out()
+        await self._run(context, event_queue, kept.guard, kept.invocation, context.message, kept.artifacts)
+
+    def _rebuild(self, task: Task) -> _Open | None:
+        """A guard for a stored interrupted Task whose guard is no longer in memory: its
+        invocation re-checked from its first Message, its Artifacts counted as published."""
+        if not task.history:
+            return None
+        kind, invocation = self.route(task.history[0], True, None)
+        if kind != "invoke":
+            return None
+        guard = self.bundle.task_guard(
+            invocation.skill_id, max_records=self.max_records_per_task, max_artifact_bytes=self.max_artifact_bytes
+        )
+        for artifact in task.artifacts:
+            guard.adopt(artifact.artifact_id, artifact.name)
+        guard.set_state(TaskState.Name(task.status.state))
+        return _Open(guard, invocation)
+
+    async def _run(self, context: RequestContext, event_queue: Any, guard: Any,
+                   invocation: Invocation, follow_up: Message | None,
+                   artifacts: dict[str, Artifact] | None = None) -> None:
+        queue = _GuardedQueue(event_queue, guard, context.task_id, context.context_id, artifacts)
+        call = SkillCall(invocation, context, queue, self.bundle, follow_up)
+        queue.call = call
+        self._running[context.task_id] = queue
+        try:
+            invoke = getattr(self.inner, "invoke", None)
+            if invoke is not None:
+                await invoke(call)
+            else:
+                await self.inner.execute(context, queue)
+            await queue.returned()
+        except InterfaceError:
+            if not queue.finished:  # not a refusal by the guard: the domain code's own
+                log.exception("the domain executor raised for task %s", context.task_id)
+                await queue.fail_internally()
+        except Exception:
+            log.exception("the domain executor raised for task %s", context.task_id)
+            await queue.fail_internally()
+        finally:
+            self._running.pop(context.task_id, None)
+        if guard.interrupted and not guard.finished:
+            self._open[context.task_id] = _Open(guard, invocation, queue._artifacts)
+            while len(self._open) > _MAX_OPEN:
+                self._open.popitem(last=False)
 
     async def cancel(self, context: RequestContext, event_queue: Any) -> None:
-        await self.inner.cancel(context, event_queue)
+        task_id = context.task_id
+        queue = self._running.get(task_id)
+        if queue is None:
+            task = context.current_task
+            kept = self._open.pop(task_id, None) or (self._rebuild(task) if task is not None else None)
+            if kept is None:
+                # Not a skill invocation: a base request's Task, or describe_skill's.
+                await self.inner.cancel(context, event_queue)
+                return
+            queue = _GuardedQueue(event_queue, kept.guard, task_id, context.context_id, kept.artifacts)
+        if queue.finished:
+            return
+        try:
+            await self.inner.cancel(context, queue)
+        except Exception:
+            log.exception("the domain executor's cancel raised for task %s", task_id)
+            await queue.fail_internally()
 
     @staticmethod
     async def _start(context: RequestContext, event_queue: Any) -> TaskUpdater:
@@ -293,8 +579,30 @@ class SchemaEnforcingExecutor(AgentExecutor):
         return TaskUpdater(event_queue, task.id, task.context_id)
 
 
-def _state(name: str | None) -> int:
-    return TaskState.Value(name or "TASK_STATE_REJECTED")
+class _RoutingContextBuilder(SimpleRequestContextBuilder):
+    """Refuses, before any Task is created or touched, what the router says must be
+    refused through the binding: `ExtensionSupportRequiredError` in strict mode, and
+    `InvalidParamsError` (with the draft's code in its details) for a skill request sent
+    into an existing Task."""
+
+    def __init__(self, executor: SchemaEnforcingExecutor, task_store: Any) -> None:
+        super().__init__()
+        self._executor = executor
+        self._store = task_store
+
+    async def build(self, context: Any, params: Any = None, task_id: str | None = None,
+                    context_id: str | None = None, task: Task | None = None) -> RequestContext:
+        if params is not None:
+            activated = EXTENSION_URI in context.requested_extensions
+            stored = task
+            if stored is None and task_id and self._store is not None:
+                stored = await self._store.get(task_id, context)
+            kind, payload = self._executor.route(params.message, activated, stored, in_task=bool(task_id))
+            if kind == "extension_required":
+                raise ExtensionSupportRequiredError(message=f"activate the extension {EXTENSION_URI}")
+            if kind == "binding":
+                raise InvalidParamsError(message=payload.message, data={"code": payload.code})
+        return await super().build(context, params, task_id, context_id, task)
 
 
 class ExtensionEchoMiddleware:
@@ -322,3 +630,4 @@ class ExtensionEchoMiddleware:
             await send(message)
 
         await self.app(scope, receive, echo)
+

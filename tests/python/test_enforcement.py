@@ -1,0 +1,530 @@
+"""SchemaEnforcingExecutor against careless domain code and hostile callers, on a real
+a2a-sdk server (JSON-RPC and HTTP+JSON on one uvicorn, 127.0.0.1, a free port) with the
+SDK's own clients, in three modes: blocking SendMessage, streaming, and HTTP+JSON.
+
+Each class of the rule set has a misbehaving `inner` here (`Careless`, chosen by the
+request's `resource_id`); whatever it does, every Artifact a client can see — in the
+response, in the stream, through GetTask and ListTasks — must be valid, and a Task that
+had something invalid must end `TASK_STATE_FAILED` with the draft's error object.
+`Domain` uses the domain API (`invoke(call)`), on a second server in strict mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import math
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.client.client import ClientCallContext
+from a2a.extensions.common import HTTP_EXTENSION_HEADER, find_extension_by_uri
+from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import TaskUpdater
+from a2a.utils.errors import ExtensionSupportRequiredError, InvalidParamsError
+from a2a.types import (
+    Artifact,
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Role,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+    TaskStatus,
+)
+from skillbundle import EXTENSION_URI, Bundle, InterfaceError
+from skillbundle.a2a import INTERNAL_FAILURE, SchemaEnforcingExecutor, SkillCall, proto_value
+from starlette.applications import Starlette
+
+SKILL = "evaluate_resource_condition"
+KIND = "resource-observation"
+MODES = ["blocking", "streaming", "rest"]
+SECRET = "token=hunter2 at /srv/agent/secrets.yaml"
+
+
+def record(record_id: str = "o-1", **extra: Any) -> dict:
+    return {"record_id": record_id, "resource_id": "r", "metric": "utilization", "value": 42,
+            "unit": "percent", "observed_at": "2026-08-11T12:00:01Z", **extra}
+
+
+def result(value: str = "condition_met", **extra: Any) -> dict:
+    return {"skill": SKILL, "result": {"result": value, "observed_value": 42, "unit": "percent",
+                                       "supporting_record_refs": ["o-1"], **extra}}
+
+
+def data_artifact(name: str, data: Any, artifact_id: str) -> Artifact:
+    return Artifact(artifact_id=artifact_id, name=name, parts=[new_data_part(data)])
+
+
+class Careless(AgentExecutor):
+    """Domain code that publishes what its `resource_id` says, valid or not, through the
+    raw SDK events (TaskUpdater, Task events, chunks, Messages, exceptions)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.follow_ups: list[Any] = []
+        self.base: list[str] = []
+
+    async def execute(self, context: RequestContext, queue: Any) -> None:
+        call: SkillCall | None = getattr(queue, "call", None)
+        up = TaskUpdater(queue, context.task_id, context.context_id)
+        if call is None:  # a base A2A request
+            self.base.append(context.task_id)
+            await queue.enqueue_event(Message(role=Role.ROLE_AGENT, message_id="base-1", parts=[new_text_part("base ok")]))
+            return
+        how = call.arguments["resource_id"]
+        self.calls.append(how)
+        if call.follow_up is not None:
+            self.follow_ups.append(proto_value(call.follow_up.parts[0].data))
+            await up.add_artifact([new_data_part(result("maybe" if how == "ask-then-invalid" else "condition_met"))], name=SKILL)
+            await up.complete()
+            return
+        await up.start_work()
+        if how == "valid":
+            await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND)
+            await up.add_artifact([new_data_part(result())], name=SKILL)
+            await up.complete()
+        elif how == "two-results":
+            await up.add_artifact([new_data_part(result("condition_met"))], artifact_id="a", name=SKILL)
+            await up.add_artifact([new_data_part(result("condition_not_met"))], artifact_id="b", name=SKILL)
+            await up.complete()
+        elif how in ("task-working-invalid", "task-working-undeclared", "task-completed-invalid"):
+            task = Task(id=context.task_id, context_id=context.context_id,
+                        status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED if how == "task-completed-invalid" else TaskState.TASK_STATE_WORKING))
+            if how == "task-working-invalid":
+                task.artifacts.append(data_artifact(SKILL, result("maybe"), "r"))
+            elif how == "task-working-undeclared":
+                task.artifacts.append(data_artifact("diary", {"note": "x"}, "d"))
+            else:
+                task.artifacts.append(data_artifact(KIND, record(value="high"), "o-1"))
+                task.artifacts.append(data_artifact(SKILL, result(), "r"))
+            await queue.enqueue_event(task)
+            if how != "task-completed-invalid":
+                await up.add_artifact([new_data_part(result())], name=SKILL)
+                await up.complete()
+        elif how == "non-finite":
+            await up.add_artifact([new_data_part(result(observed_value=math.inf))], name=SKILL)
+            await up.complete()
+        elif how == "chunks":
+            await up.add_artifact([], artifact_id="o-1", name=KIND)
+            await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND, append=True, last_chunk=True)
+            await up.add_artifact([], artifact_id="r", name=SKILL)
+            await up.add_artifact([new_data_part(result())], artifact_id="r", name=SKILL, append=True, last_chunk=True)
+            await up.complete()
+        elif how == "chunks-invalid":
+            await up.add_artifact([new_data_part(result())], artifact_id="r", name=SKILL)
+            await up.add_artifact([new_data_part(result())], artifact_id="r", name=SKILL, append=True, last_chunk=True)
+            await up.complete()
+        elif how == "raise":
+            await up.add_artifact([new_data_part(result())], name=SKILL)
+            raise RuntimeError(f"cannot reach the device: {SECRET}")
+        elif how == "message":
+            await queue.enqueue_event(Message(role=Role.ROLE_AGENT, message_id="m", parts=[new_data_part(result())]))
+        elif how == "return":
+            await up.add_artifact([new_data_part(result())], name=SKILL)
+        elif how == "too-many-records":
+            for i in range(4):
+                await up.add_artifact([new_data_part(record(f"o-{i}"))], artifact_id=f"o-{i}", name=KIND, last_chunk=True)
+            await up.add_artifact([new_data_part(result())], name=SKILL)
+            await up.complete()
+        elif how == "too-big":
+            await up.add_artifact([new_data_part(record(resource_id="x" * 70_000))], artifact_id="o-1", name=KIND, last_chunk=True)
+            await up.add_artifact([new_data_part(result())], name=SKILL)
+            await up.complete()
+        elif how in ("ask", "ask-then-invalid"):
+            await up.requires_input(Message(role=Role.ROLE_AGENT, message_id="q", parts=[new_text_part("which credential?")]))
+        elif how == "slow":
+            await asyncio.sleep(30)
+
+    async def cancel(self, context: RequestContext, queue: Any) -> None:
+        """A careless cancel: it "completes" the Task with an invalid result."""
+        up = TaskUpdater(queue, context.task_id, context.context_id)
+        await up.add_artifact([new_data_part(result("maybe"))], name=SKILL)
+        await up.complete()
+
+
+class Domain:
+    """Domain code written against the domain API: `invoke(call)`."""
+
+    def __init__(self) -> None:
+        self.arguments: list[Any] = []
+        self.follow_ups: list[Any] = []
+
+    async def invoke(self, call: SkillCall) -> None:
+        self.arguments.append(call.arguments)
+        how = call.arguments["resource_id"]
+        if call.follow_up is not None:
+            self.follow_ups.append(proto_value(call.follow_up.parts[0].data))
+        elif how == "ask":
+            await call.require_input("which credential reference?")
+            return
+        elif how == "constraint":
+            await call.refuse("constraint_rejected", "the observation window cannot be honoured")
+            return
+        elif how == "authorization":
+            await call.refuse("authorization_failed", "this caller may not read that resource")
+            return
+        elif how == "invalid-record":
+            try:
+                await call.publish_record(KIND, record(value="high"))
+            except InterfaceError as e:
+                assert e.code == "output_invalid"
+                raise
+        ref = await call.publish_record(KIND, record("obs"), artifact_id="obs")
+        if how == "early":
+            await asyncio.sleep(1.5)
+        threshold = call.arguments["condition"]["threshold"]
+        await call.complete({"result": "condition_met", "observed_value": threshold, "unit": "percent",
+                             "supporting_record_refs": [ref]})
+
+    async def cancel(self, context: RequestContext, queue: Any) -> None:
+        await TaskUpdater(queue, context.task_id, context.context_id).cancel()
+
+
+@dataclass
+class Server:
+    url: str
+    inner: Any
+    bundle: Bundle
+
+
+def serve(bundle: Bundle, inner: Any, **options: Any) -> Iterator[Server]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    executor = SchemaEnforcingExecutor(bundle, inner, **options)
+    card = executor.agent_card({
+        "name": "Network agent", "description": "Evaluates resource conditions.", "version": "1.0.0",
+        "capabilities": {"streaming": True}, "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"],
+        "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                                {"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
+    })
+    handler = executor.request_handler(card)
+    app = Starlette(routes=create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/") + create_rest_routes(handler))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the a2a-sdk server did not start")
+        time.sleep(0.02)
+    try:
+        yield Server(url, inner, bundle)
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+@pytest.fixture(scope="module")
+def bundle(signed: Any) -> Bundle:
+    return Bundle.open(signed.bundle, trust=[signed.jwk])
+
+
+@pytest.fixture(scope="module")
+def careless(bundle: Bundle) -> Iterator[Server]:
+    yield from serve(bundle, Careless(), base_requests=True, max_records_per_task=3, max_artifact_bytes=64 * 1024)
+
+
+@pytest.fixture(scope="module")
+def strict(bundle: Bundle) -> Iterator[Server]:
+    yield from serve(bundle, Domain(), require_extension=True)
+
+
+ACTIVATE = ClientCallContext(service_parameters={HTTP_EXTENSION_HEADER: EXTENSION_URI})
+
+
+@dataclass
+class Outcome:
+    task: Task
+    seen: list[Artifact] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+
+
+class Caller:
+    """The SDK's client in one mode, and everything it saw."""
+
+    def __init__(self, server: Server, mode: str, http: httpx.AsyncClient) -> None:
+        self.server, self.mode, self.http = server, mode, http
+
+    async def client(self) -> Any:
+        card = await A2ACardResolver(self.http, self.server.url).get_agent_card()
+        binding = "HTTP+JSON" if self.mode == "rest" else "JSONRPC"
+        return await create_client(card, ClientConfig(httpx_client=self.http, streaming=self.mode == "streaming",
+                                                      supported_protocol_bindings=[binding]))
+
+    async def send(self, data: Any, *, parts: list | None = None, activate: bool = True, task_id: str = "") -> Outcome:
+        message = Message(role=Role.ROLE_USER, message_id=f"m-{time.monotonic_ns()}",
+                          parts=parts if parts is not None else [new_data_part(data)], task_id=task_id)
+        message.extensions.append(EXTENSION_URI)
+        client = await self.client()
+        events = []
+        async for r in client.send_message(SendMessageRequest(message=message), context=ACTIVATE if activate else None):
+            events.append((time.monotonic(), r))
+        task_ids = {r.task.id for _, r in events if r.HasField("task")} | {r.status_update.task_id for _, r in events if r.HasField("status_update")}
+        assert len(task_ids) == 1, events
+        task = await client.get_task(GetTaskRequest(id=task_ids.pop()))
+        outcome = Outcome(task=task, events=events)
+        for _, r in events:
+            if r.HasField("task"):
+                outcome.seen += list(r.task.artifacts)
+            if r.HasField("artifact_update"):
+                outcome.seen.append(r.artifact_update.artifact)
+        listed = await client.list_tasks(ListTasksRequest(include_artifacts=True, page_size=100))
+        for t in listed.tasks:
+            assert_all_valid(self.server.bundle, list(t.artifacts))
+            if t.id == task.id:
+                outcome.seen += list(t.artifacts)
+        outcome.seen += list(task.artifacts)
+        assert_all_valid(self.server.bundle, outcome.seen)
+        return outcome
+
+
+def assert_all_valid(bundle: Bundle, artifacts: list[Artifact]) -> None:
+    """The invariant: every Artifact any client saw is a valid result or record."""
+    for a in artifacts:
+        assert len(a.parts) == 1 and a.parts[0].HasField("data"), a
+        data = proto_value(a.parts[0].data)
+        if a.name == "describe_skill":
+            continue
+        if a.name == SKILL:
+            bundle.check_result_object(SKILL, data)
+        else:
+            bundle.check_record(SKILL, a.name, data)
+
+
+def error_of(task: Task) -> dict:
+    parts = task.status.message.parts
+    assert len(parts) == 1 and parts[0].HasField("data"), task.status
+    return proto_value(parts[0].data)["error"]
+
+
+@pytest.fixture(params=MODES)
+async def caller(request: Any, careless: Server) -> Any:
+    async with httpx.AsyncClient(timeout=30) as http:
+        yield Caller(careless, request.param, http)
+
+
+@pytest.fixture(params=MODES)
+async def strict_caller(request: Any, strict: Server) -> Any:
+    async with httpx.AsyncClient(timeout=30) as http:
+        yield Caller(strict, request.param, http)
+
+
+def invoke(example_request: dict, how: str, **arguments: Any) -> dict:
+    req = copy.deepcopy(example_request)
+    req["arguments"]["resource_id"] = how
+    req["arguments"].update(arguments)
+    return req
+
+
+# -- output that is not valid never shows --------------------------------------------------
+
+
+async def test_valid_output_completes(caller: Caller, example_request: dict) -> None:
+    out = await caller.send(invoke(example_request, "valid"))
+    assert out.task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert sorted(a.name for a in out.task.artifacts) == sorted([KIND, SKILL])
+
+
+@pytest.mark.parametrize("how", [
+    "two-results", "task-working-invalid", "task-working-undeclared", "task-completed-invalid",
+    "non-finite", "chunks-invalid", "message", "return",
+])
+async def test_invalid_output_fails_the_task_and_never_shows(caller: Caller, example_request: dict, how: str) -> None:
+    out = await caller.send(invoke(example_request, how))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED, out.task.status
+    assert error_of(out.task)["code"] == "output_invalid"
+    assert not any(a.name == SKILL for a in out.seen)
+
+
+async def test_chunked_artifacts_are_assembled_then_checked(caller: Caller, example_request: dict) -> None:
+    out = await caller.send(invoke(example_request, "chunks"))
+    assert out.task.status.state == TaskState.TASK_STATE_COMPLETED, out.task.status
+    assert sorted(a.artifact_id for a in out.task.artifacts) == ["o-1", "r"]
+
+
+@pytest.mark.parametrize("how", ["too-many-records", "too-big"])
+async def test_task_limits_end_in_resource_limit_exceeded(caller: Caller, example_request: dict, how: str) -> None:
+    out = await caller.send(invoke(example_request, how))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED
+    assert error_of(out.task)["code"] == "resource_limit_exceeded"
+    assert not any(a.name == SKILL for a in out.seen)
+
+
+async def test_an_exception_leaks_nothing(caller: Caller, example_request: dict, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="skillbundle.a2a"):
+        out = await caller.send(invoke(example_request, "raise"))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED
+    assert [p.text for p in out.task.status.message.parts] == [INTERNAL_FAILURE]
+    assert "hunter2" not in str(out.events) and "hunter2" not in str(out.task)
+    assert "hunter2" in caplog.text  # the agent's own log has it
+
+
+async def test_cancel_cannot_complete_with_an_invalid_result(careless: Server, example_request: dict) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        client = await Caller(careless, "blocking", http).client()
+        message = Message(role=Role.ROLE_USER, message_id="slow-1", parts=[new_data_part(invoke(example_request, "slow"))])
+        message.extensions.append(EXTENSION_URI)
+        request = SendMessageRequest(message=message)
+        request.configuration.return_immediately = True
+        [response] = [r async for r in client.send_message(request, context=ACTIVATE)]
+        task_id = response.task.id
+        await asyncio.sleep(0.3)
+        canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
+        stored = await client.get_task(GetTaskRequest(id=task_id))
+    for task in (canceled, stored):
+        assert task.status.state == TaskState.TASK_STATE_FAILED, task.status
+        assert error_of(task)["code"] == "output_invalid"
+        assert list(task.artifacts) == []
+
+
+# -- input --------------------------------------------------------------------------------
+
+
+async def test_a_request_object_beside_another_part_is_checked(caller: Caller, example_request: dict) -> None:
+    calls = len(caller.server.inner.calls)
+    for parts in ([new_data_part(invoke(example_request, "valid")), new_text_part("hello")],
+                  [new_text_part("hello"), new_data_part(invoke(example_request, "valid"))]):
+        out = await caller.send(None, parts=parts)
+        assert out.task.status.state == TaskState.TASK_STATE_REJECTED
+        assert error_of(out.task)["code"] == "input_invalid"
+        # Not activated: still not passed on as a base request.
+        out = await caller.send(None, parts=parts, activate=False)
+        assert out.task.status.state == TaskState.TASK_STATE_REJECTED
+    assert len(caller.server.inner.calls) == calls and not caller.server.inner.base
+
+
+async def test_base_requests_pass_through_when_served(careless: Server) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        client = await Caller(careless, "blocking", http).client()
+        message = Message(role=Role.ROLE_USER, message_id="base", parts=[new_text_part("hi")])
+        [response] = [r async for r in client.send_message(SendMessageRequest(message=message))]
+    assert response.message.parts[0].text == "base ok"
+
+
+async def test_instance_paths_of_non_ijson_arguments_are_relative_to_arguments(bundle: Bundle, example_request: dict) -> None:
+    bad = copy.deepcopy(example_request)
+    bad["arguments"]["condition"]["threshold"] = math.nan
+    with pytest.raises(InterfaceError) as e:
+        bundle.check_request(bad)
+    assert e.value.code == "input_invalid"
+    assert e.value.details == [{"instance_path": "/condition/threshold"}]
+
+
+# -- intermediate exchanges ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how, final", [("ask", TaskState.TASK_STATE_COMPLETED), ("ask-then-invalid", TaskState.TASK_STATE_FAILED)])
+async def test_input_required_follow_ups_reach_inner_unchecked(caller: Caller, example_request: dict, how: str, final: int) -> None:
+    out = await caller.send(invoke(example_request, how))
+    assert out.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    reply = {"credential_ref": "vault:network/ro"}  # not a skill request, not input_schema
+    follow = await caller.send(reply, task_id=out.task.id)
+    assert follow.task.id == out.task.id
+    assert follow.task.status.state == final, follow.task.status
+    assert caller.server.inner.follow_ups[-1] == reply
+
+
+async def test_describe_skill_into_an_existing_task_leaves_it_untouched(caller: Caller, example_request: dict) -> None:
+    out = await caller.send(invoke(example_request, "ask"))
+    before = out.task
+    with pytest.raises(InvalidParamsError) as refused:
+        await caller.send({"skill": "describe_skill", "arguments": {"skill_id": SKILL}}, task_id=before.id)
+    assert "existing Task" in str(refused.value)
+    client = await caller.client()
+    after = await client.get_task(GetTaskRequest(id=before.id))
+    assert after.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert len(after.history) == len(before.history) and list(after.artifacts) == []
+
+
+async def test_resubscribing_shows_only_checked_artifacts(careless: Server, example_request: dict) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        caller = Caller(careless, "streaming", http)
+        out = await caller.send(invoke(example_request, "ask-then-invalid"))
+        client = await caller.client()
+        stream = client.subscribe(SubscribeToTaskRequest(id=out.task.id))
+        seen: list[Artifact] = []
+
+        async def follow() -> None:
+            async for r in stream:
+                if r.HasField("task"):
+                    seen.extend(r.task.artifacts)
+                if r.HasField("artifact_update"):
+                    seen.append(r.artifact_update.artifact)
+
+        watcher = asyncio.create_task(follow())
+        await asyncio.sleep(0.3)
+        follow_up = await caller.send({"credential_ref": "x"}, task_id=out.task.id)
+        await asyncio.wait_for(watcher, 10)
+    assert follow_up.task.status.state == TaskState.TASK_STATE_FAILED
+    assert_all_valid(careless.bundle, seen)
+
+
+# -- strict mode and the domain API -------------------------------------------------------
+
+
+async def test_strict_mode_card_says_required_and_refuses_without_activation(strict_caller: Caller, example_request: dict) -> None:
+    card = await A2ACardResolver(strict_caller.http, strict_caller.server.url).get_agent_card()
+    assert find_extension_by_uri(card, EXTENSION_URI).required
+    with pytest.raises(ExtensionSupportRequiredError):  # the client's form of -32008
+        await strict_caller.send(invoke(example_request, "valid"), activate=False)
+    client = await strict_caller.client()
+    listed = await client.list_tasks(ListTasksRequest(page_size=100))
+    assert all(t.status.state != TaskState.TASK_STATE_FAILED for t in listed.tasks)
+
+
+async def test_the_domain_api_gets_checked_arguments_with_ints(strict_caller: Caller, example_request: dict) -> None:
+    out = await strict_caller.send(invoke(example_request, "plain"))
+    assert out.task.status.state == TaskState.TASK_STATE_COMPLETED, out.task.status
+    arguments = strict_caller.server.inner.arguments[-1]
+    threshold = arguments["condition"]["threshold"]
+    assert threshold == 80 and type(threshold) is int
+    by_name = {a.name: proto_value(a.parts[0].data) for a in out.task.artifacts}
+    assert by_name[SKILL]["result"]["supporting_record_refs"] == ["obs"]
+
+
+async def test_records_are_streamed_before_the_result(strict: Server, example_request: dict) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        out = await Caller(strict, "streaming", http).send(invoke(example_request, "early"))
+    times = {r.artifact_update.artifact.name: t for t, r in out.events if r.HasField("artifact_update")}
+    assert times[SKILL] - times[KIND] > 1.0, times
+
+
+@pytest.mark.parametrize("how, code", [("constraint", "constraint_rejected"), ("authorization", "authorization_failed")])
+async def test_domain_refusals_are_the_drafts(strict_caller: Caller, example_request: dict, how: str, code: str) -> None:
+    out = await strict_caller.send(invoke(example_request, how))
+    assert out.task.status.state == TaskState.TASK_STATE_REJECTED
+    assert error_of(out.task)["code"] == code
+
+
+async def test_an_invalid_record_through_the_api_fails_the_task(strict_caller: Caller, example_request: dict) -> None:
+    out = await strict_caller.send(invoke(example_request, "invalid-record"))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED
+    assert error_of(out.task)["code"] == "output_invalid"
+
+
+async def test_the_domain_api_follow_up(strict_caller: Caller, example_request: dict) -> None:
+    out = await strict_caller.send(invoke(example_request, "ask"))
+    assert out.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    follow = await strict_caller.send({"credential_ref": "vault:x"}, task_id=out.task.id)
+    assert follow.task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert strict_caller.server.inner.follow_ups[-1] == {"credential_ref": "vault:x"}
+
+
