@@ -117,8 +117,9 @@ class TaskGuard:
         self, artifact_id: str, name: str, parts: Iterable[JsonValue | None], append: bool, last_chunk: bool
     ) -> Verdict:
         """An Artifact update; `parts` holds each Part's data (`None`: not a Data Part)."""
-    def status(self, state: str) -> Verdict:
-        """A status change to `state` (an A2A 1.0 wire name)."""
+    def status(self, state: str, parts: Iterable[JsonValue | None] | None = None) -> Verdict:
+        """A status change to `state` (an A2A 1.0 wire name); `parts`: its status
+        Message's Parts' data, when it has a Message."""
     def message(self) -> Verdict:
         """The executor answered with a bare Message."""
     def returned(self) -> Verdict:

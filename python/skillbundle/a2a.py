@@ -244,7 +244,8 @@ class _GuardedQueue:
         await self._apply(verdict)
 
     async def _state(self, status: TaskStatus) -> None:
-        verdict = self._guard.status(TaskState.Name(status.state))
+        parts = _parts(status.message.parts) if status.HasField("message") else None
+        verdict = self._guard.status(TaskState.Name(status.state), parts)
         if await self._apply(verdict):
             await self._queue.enqueue_event(
                 TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)

@@ -411,6 +411,29 @@ impl TaskGuard {
         Verdict::Release(release)
     }
 
+    /// A status change to `state` whose status Message has `parts` (the data of each
+    /// Data Part, `None` for another kind). A Task that fails or is rejected and reports
+    /// an error object (a Data Part with an `error` member) must report the draft's: one
+    /// Data Part `{"error": {"code", "message"?, "details"?}}` whose condition leads to
+    /// this state (`constraint_rejected` rejects, `output_invalid` fails, ...). Otherwise
+    /// the Task fails with `output_invalid` instead. Then as [`TaskGuard::status`].
+    pub fn status_with_message(
+        &mut self,
+        bundle: &Bundle,
+        state: &str,
+        parts: &[Option<Value>],
+    ) -> Verdict {
+        if self.finished {
+            return Verdict::Hold;
+        }
+        if let Some(state) = State::from_wire(state) {
+            if let Err(e) = error_placement(state, parts) {
+                return self.fail(e);
+            }
+        }
+        self.status(bundle, state)
+    }
+
     /// The executor answered with a bare Message: a skill invocation must end in a Task
     /// with a result Artifact, so the Task fails.
     pub fn message(&mut self, bundle: &Bundle) -> Verdict {
@@ -441,6 +464,45 @@ impl TaskGuard {
         self.finished = true;
         self.held.clear();
         self.order.clear();
+    }
+}
+
+/// The draft's placement of an error object in a final status (see
+/// [`TaskGuard::status_with_message`]).
+fn error_placement(state: State, parts: &[Option<Value>]) -> Result<(), ErrorObject> {
+    let detected = match state {
+        State::Rejected => Detected::BeforeAcceptance,
+        State::Failed => Detected::DuringProcessing,
+        _ => return Ok(()),
+    };
+    let reports = parts
+        .iter()
+        .flatten()
+        .any(|d| d.as_object().is_some_and(|o| o.contains_key("error")));
+    if !reports {
+        return Ok(());
+    }
+    let placed = match parts {
+        [Some(data)] if data.as_object().is_some_and(|o| o.len() == 1) => {
+            serde_json::from_value::<ErrorObject>(data.clone())
+                .ok()
+                .map(|mut e| {
+                    e.detected = detected;
+                    e
+                })
+        }
+        _ => None,
+    };
+    let expected = match state {
+        State::Rejected => a2a_types::TaskState::Rejected,
+        _ => a2a_types::TaskState::Failed,
+    };
+    match placed {
+        Some(e) if e.task_state() == Some(expected) => Ok(()),
+        _ => Err(failure(
+            Condition::OutputInvalid,
+            "the Task's final status reports an error object that is not the draft's: one Data Part {\"error\": {\"code\", \"message\"?, \"details\"?}} whose condition leads to this task state",
+        )),
     }
 }
 
@@ -790,6 +852,38 @@ mod tests {
             )),
             Condition::ResourceLimitExceeded
         );
+    }
+
+    #[test]
+    fn error_objects_in_a_final_status_are_the_drafts() {
+        let b = example_bundle();
+        let refused = json!({"error": {"code": "constraint_rejected", "message": "no"}});
+        let fine = |state: &str, parts: Vec<Option<Value>>| {
+            let mut g = guard();
+            matches!(g.status_with_message(b, state, &parts), Verdict::Release(_))
+        };
+        assert!(fine("TASK_STATE_REJECTED", vec![Some(refused.clone())]));
+        assert!(fine("TASK_STATE_FAILED", vec![None])); // a text reason: no condition reported
+        assert!(fine(
+            "TASK_STATE_FAILED",
+            vec![Some(json!({"error": {"code": "output_invalid"}}))]
+        ));
+        // The wrong state for the condition, a second Part, an unknown code, extra members.
+        assert!(!fine("TASK_STATE_FAILED", vec![Some(refused.clone())]));
+        assert!(!fine(
+            "TASK_STATE_REJECTED",
+            vec![Some(refused.clone()), None]
+        ));
+        assert!(!fine(
+            "TASK_STATE_REJECTED",
+            vec![Some(json!({"error": {"code": "nope"}}))]
+        ));
+        assert!(!fine(
+            "TASK_STATE_REJECTED",
+            vec![Some(
+                json!({"error": {"code": "constraint_rejected"}, "x": 1})
+            )]
+        ));
     }
 
     #[test]

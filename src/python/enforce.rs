@@ -331,11 +331,25 @@ impl PyTaskGuard {
         verdict(py, v)
     }
 
-    /// A status change to `state` (an A2A 1.0 wire name, `TASK_STATE_COMPLETED`...).
-    fn status<'py>(&mut self, py: Python<'py>, state: &str) -> PyResult<Bound<'py, PyTuple>> {
+    /// A status change to `state` (an A2A 1.0 wire name, `TASK_STATE_COMPLETED`...);
+    /// `parts` holds its status Message's Parts' data, if it has a Message.
+    #[pyo3(signature = (state, parts = None))]
+    fn status<'py>(
+        &mut self,
+        py: Python<'py>,
+        state: &str,
+        parts: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let mut values = Vec::new();
+        if let Some(parts) = parts {
+            for part in parts.try_iter()? {
+                // A Part that is not I-JSON reports no error object of the draft's.
+                values.push(part_json(&part?).unwrap_or(Some(Value::Null)));
+            }
+        }
         let bundle = self.bundle.get();
         let guard = &mut self.guard;
-        let v = py.detach(|| guard.status(&bundle.bundle, state));
+        let v = py.detach(|| guard.status_with_message(&bundle.bundle, state, &values));
         verdict(py, v)
     }
 

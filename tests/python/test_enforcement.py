@@ -147,6 +147,12 @@ class Careless(AgentExecutor):
             await up.complete()
         elif how in ("ask", "ask-then-invalid"):
             await up.requires_input(Message(role=Role.ROLE_AGENT, message_id="q", parts=[new_text_part("which credential?")]))
+        elif how == "authorize":
+            await up.requires_auth(Message(role=Role.ROLE_AGENT, message_id="q", parts=[new_text_part("approve the read")]))
+        elif how == "misplaced-error":
+            # A rejection whose error object names a condition that fails, beside a text.
+            await up.reject(Message(role=Role.ROLE_AGENT, message_id="e", parts=[
+                new_data_part({"error": {"code": "output_invalid", "message": "no"}}), new_text_part("sorry")]))
         elif how == "slow":
             await asyncio.sleep(30)
 
@@ -345,7 +351,7 @@ async def test_valid_output_completes(caller: Caller, example_request: dict) -> 
 
 @pytest.mark.parametrize("how", [
     "two-results", "task-working-invalid", "task-working-undeclared", "task-completed-invalid",
-    "non-finite", "chunks-invalid", "message", "return",
+    "non-finite", "chunks-invalid", "message", "return", "misplaced-error",
 ])
 async def test_invalid_output_fails_the_task_and_never_shows(caller: Caller, example_request: dict, how: str) -> None:
     out = await caller.send(invoke(example_request, how))
@@ -431,10 +437,16 @@ async def test_instance_paths_of_non_ijson_arguments_are_relative_to_arguments(b
 # -- intermediate exchanges ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("how, final", [("ask", TaskState.TASK_STATE_COMPLETED), ("ask-then-invalid", TaskState.TASK_STATE_FAILED)])
-async def test_input_required_follow_ups_reach_inner_unchecked(caller: Caller, example_request: dict, how: str, final: int) -> None:
+@pytest.mark.parametrize("how, final", [
+    ("ask", TaskState.TASK_STATE_COMPLETED),
+    ("ask-then-invalid", TaskState.TASK_STATE_FAILED),
+    ("authorize", TaskState.TASK_STATE_COMPLETED),
+])
+async def test_follow_ups_reach_inner_unchecked(caller: Caller, example_request: dict, how: str, final: int) -> None:
+    """Input-required and auth-required: the caller's reply is not a skill request and
+    not the input_schema's; it reaches inner as is; the final result is still checked."""
     out = await caller.send(invoke(example_request, how))
-    assert out.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert out.task.status.state in (TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED)
     reply = {"credential_ref": "vault:network/ro"}  # not a skill request, not input_schema
     follow = await caller.send(reply, task_id=out.task.id)
     assert follow.task.id == out.task.id
