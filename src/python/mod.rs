@@ -19,6 +19,7 @@ pub mod pool;
 pub mod value;
 
 use crate::a2a::{self, EXTENSION_URI};
+use crate::agent::task::{Limits, State, TaskGuard};
 use crate::agent::Request;
 use crate::bundle::{Bundle, TrustedKeys};
 use crate::condition::{Condition, Detail, Detected, ErrorObject};
@@ -27,7 +28,7 @@ use a2a_types::TaskState;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -509,17 +510,34 @@ impl PyBundle {
         task: Option<(Option<String>, bool)>,
         require_extension: bool,
         base_requests: bool,
-    ) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
-        enforce::route_message(
-            py,
-            self,
-            parts,
-            metadata,
-            activated,
-            task,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let parts = enforce::parts_json(parts, MAX_DEPTH)?;
+        // Hints that are not I-JSON are no hints: the request check refuses them by type.
+        let metadata = metadata
+            .filter(|m| !m.is_none())
+            .map(|m| value::to_json(m, MAX_DEPTH).unwrap_or(Value::Null));
+        let policy = crate::agent::message::Policy {
             require_extension,
             base_requests,
-        )
+        };
+        let routed = enforce::route(py, &self.bundle, parts, metadata, activated, task, policy)?;
+        let (kind, payload) = match routed {
+            enforce::Routed::Describe(skill_id) => {
+                ("describe", PyString::new(py, &skill_id).into_any())
+            }
+            enforce::Routed::Invoke(invocation) => {
+                ("invoke", Bound::new(py, invocation)?.into_any())
+            }
+            enforce::Routed::Plain(kind) => (kind, py.None().into_bound(py)),
+            enforce::Routed::Refused(kind, e) => (
+                kind,
+                interface_error(py, &e)
+                    .into_value(py)
+                    .into_bound(py)
+                    .into_any(),
+            ),
+        };
+        PyTuple::new(py, [PyString::new(py, kind).into_any(), payload])
     }
 
     /// The skill a skill request object names, if this agent advertises it.
@@ -529,21 +547,38 @@ impl PyBundle {
     }
 
     /// The rule set for one Task of `skill_id` (`crate::agent::task`).
-    #[pyo3(signature = (skill_id, *, max_records = crate::agent::task::Limits::DEFAULT_MAX_RECORDS, max_artifact_bytes = crate::agent::task::Limits::DEFAULT_MAX_ARTIFACT_BYTES))]
+    #[pyo3(signature = (skill_id, *, max_records = Limits::DEFAULT_MAX_RECORDS, max_artifact_bytes = Limits::DEFAULT_MAX_ARTIFACT_BYTES))]
     fn task_guard(
         slf: Bound<'_, Self>,
         skill_id: &str,
         max_records: usize,
         max_artifact_bytes: usize,
-    ) -> PyResult<enforce::PyTaskGuard> {
-        enforce::task_guard(slf, skill_id, max_records, max_artifact_bytes)
+    ) -> PyResult<PyTaskGuard> {
+        let limits = Limits {
+            max_records,
+            max_artifact_bytes,
+        };
+        let guard = slf
+            .get()
+            .bundle
+            .task_guard(skill_id, limits)
+            .ok_or_else(|| PyValueError::new_err("the bundle has no skill of that skill_id"))?;
+        Ok(PyTaskGuard {
+            bundle: slf.unbind(),
+            guard,
+        })
     }
 
     /// The `InterfaceError` (not raised) for a domain refusal: `constraint_rejected`,
     /// `authorization_failed` (`TASK_STATE_REJECTED`) or `resource_limit_exceeded`
     /// (`TASK_STATE_FAILED`). Any other code is a `ValueError`.
     fn domain_refusal(&self, py: Python<'_>, code: &str, message: &str) -> PyResult<Py<PyAny>> {
-        enforce::domain_refusal(py, self, code, message)
+        let error = enforce::domain_refusal(&self.bundle, code, message).ok_or_else(|| {
+            PyValueError::new_err(
+                "a domain refusal is constraint_rejected, authorization_failed or resource_limit_exceeded",
+            )
+        })?;
+        Ok(interface_error(py, &error).into_value(py).into_any())
     }
 
     fn __repr__(&self) -> String {
@@ -557,6 +592,111 @@ impl PyBundle {
     }
 }
 
+/// `skillbundle.TaskGuard`: the rule set for one Task of one skill
+/// ([`crate::agent::task`]), made by `Bundle.task_guard`. Each method answers
+/// `("hold", None)`, `("release", [artifact_id, ...])` or `("fail", error_object)`.
+#[pyclass(module = "skillbundle", name = "TaskGuard")]
+pub struct PyTaskGuard {
+    bundle: Py<PyBundle>,
+    guard: TaskGuard,
+}
+
+#[pymethods]
+impl PyTaskGuard {
+    /// The skill this Task invokes.
+    #[getter]
+    fn skill_id(&self) -> &str {
+        self.guard.skill_id()
+    }
+
+    /// Nothing more of the Task may be published (it failed or ended).
+    #[getter]
+    fn finished(&self) -> bool {
+        self.guard.is_finished()
+    }
+
+    /// The Task waits for the caller (input or authorization).
+    #[getter]
+    fn interrupted(&self) -> bool {
+        self.guard.state().is_interrupted()
+    }
+
+    /// An Artifact update: `parts` holds each Part's data (`None` for a Part that is not a
+    /// Data Part).
+    fn artifact<'py>(
+        &mut self,
+        py: Python<'py>,
+        artifact_id: &str,
+        name: &str,
+        parts: &Bound<'py, PyAny>,
+        append: bool,
+        last_chunk: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let values = match enforce::parts_json(parts, MAX_DEPTH)? {
+            Ok(values) => values,
+            Err(refused) => {
+                self.guard.abort();
+                return enforce::verdict(py, enforce::refused_output(refused));
+            }
+        };
+        let bundle = &self.bundle.get().bundle;
+        let guard = &mut self.guard;
+        let v = py.detach(|| guard.artifact(bundle, artifact_id, name, values, append, last_chunk));
+        enforce::verdict(py, v)
+    }
+
+    /// A status change to `state` (an A2A 1.0 wire name, `TASK_STATE_COMPLETED`...);
+    /// `parts` holds its status Message's Parts' data, if it has a Message.
+    #[pyo3(signature = (state, parts = None))]
+    fn status<'py>(
+        &mut self,
+        py: Python<'py>,
+        state: &str,
+        parts: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let values = match parts {
+            // A Message whose data is not I-JSON reports no error object of the draft's.
+            Some(parts) => {
+                enforce::parts_json(parts, MAX_DEPTH)?.unwrap_or_else(|_| vec![Some(Value::Null)])
+            }
+            None => Vec::new(),
+        };
+        let bundle = &self.bundle.get().bundle;
+        let guard = &mut self.guard;
+        let v = py.detach(|| guard.status_with_message(bundle, state, &values));
+        enforce::verdict(py, v)
+    }
+
+    /// The executor answered with a bare Message.
+    fn message<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let v = self.guard.message(&self.bundle.get().bundle);
+        enforce::verdict(py, v)
+    }
+
+    /// The executor returned.
+    fn returned<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let v = self.guard.returned();
+        enforce::verdict(py, v)
+    }
+
+    /// The Task fails for the agent's own reason: nothing more is published.
+    fn abort(&mut self) {
+        self.guard.abort();
+    }
+
+    /// An Artifact the stored Task already shows (rebuilding a guard for a follow-up).
+    fn adopt(&mut self, artifact_id: &str, name: &str) {
+        self.guard.adopt(artifact_id, name);
+    }
+
+    /// The stored Task's state, when rebuilding a guard for it.
+    fn set_state(&mut self, state: &str) {
+        if let Some(s) = State::from_wire(state) {
+            self.guard.set_state(s);
+        }
+    }
+}
+
 /// The extension module `skillbundle._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -566,14 +706,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(body::check_body, m)?)?;
     client::register(m)?;
     m.add_class::<enforce::PyInvocation>()?;
-    m.add_class::<enforce::PyTaskGuard>()?;
-    m.add(
-        "DEFAULT_MAX_RECORDS",
-        crate::agent::task::Limits::DEFAULT_MAX_RECORDS,
-    )?;
+    m.add_class::<PyTaskGuard>()?;
+    m.add("DEFAULT_MAX_RECORDS", Limits::DEFAULT_MAX_RECORDS)?;
     m.add(
         "DEFAULT_MAX_ARTIFACT_BYTES",
-        crate::agent::task::Limits::DEFAULT_MAX_ARTIFACT_BYTES,
+        Limits::DEFAULT_MAX_ARTIFACT_BYTES,
     )?;
     m.add("EXTENSION_URI", EXTENSION_URI)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
