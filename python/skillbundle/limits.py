@@ -14,14 +14,16 @@ reader, never the SDK's conversions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 __all__ = ["Limits"]
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Request limits; each must be a positive integer.
+    """Request limits; each must be a positive integer. One shape for every limit of the
+    package: the request guard reads the three below; limits the executor enforces belong
+    here too.
 
     * `max_body_bytes`: the largest request body read, in bytes (1 MiB). A body beyond
       it is refused as soon as the bytes read so far, or its `Content-Length`, exceed
@@ -39,7 +41,8 @@ class Limits:
     max_values: int = 20_000
 
     def __post_init__(self) -> None:
-        for name in ("max_body_bytes", "max_depth", "max_values"):
-            value = getattr(self, name)
+        # Every limit is a positive int: a limit added here is checked without more code.
+        for field in fields(self):
+            value = getattr(self, field.name)
             if type(value) is not int or value < 1:
-                raise ValueError(f"Limits.{name} must be a positive int, not {value!r}")
+                raise ValueError(f"Limits.{field.name} must be a positive int, not {value!r}")
