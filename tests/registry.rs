@@ -798,6 +798,32 @@ fn an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks() {
     pulled.finding("rollback_refused");
     assert!(files_in(&ws.path().join("out")).is_empty());
 
+    // The tag is moved to another bundle the vendor signed, at a higher version (a
+    // beta channel, a renamed product): mix-and-match, refused the same way.
+    let yaml = ws.path().join("skillbundle.yaml");
+    let text = read(&yaml).replace(
+        "name: example-network-skills, version: \"0.2.0\"",
+        "name: example-network-skills-beta, version: \"9.0.0\"",
+    );
+    assert!(text.contains("-beta"), "{text}");
+    write(&yaml, text);
+    let built = run(&["build", ".", "--sign-key", "keys/release.key"], ws.path());
+    assert_eq!(built.status, 0, "{}{}", built.stdout, built.stderr);
+    let beta = "dist/example-network-skills-beta-9.0.0.tar.gz";
+    assert_eq!(push(ws.path(), beta, &stable, &[]).status, 0);
+    let renamed = fetch::fetch(&stable, &trust, state.path(), &plain()).unwrap();
+    assert_eq!(renamed.bundle.name(), "example-network-skills");
+    let Source::LastGood { refused, .. } = &renamed.source else {
+        panic!("expected the last good bundle");
+    };
+    assert_eq!(refused[0].code.as_str(), "rollback_refused");
+    assert!(
+        refused[0].message.contains("another bundle"),
+        "{}",
+        refused[0].message
+    );
+    assert_eq!(push(ws.path(), V1, &stable, &[]).status, 0);
+
     // A bundle no trusted key signed is refused too; the last good one is kept.
     let stranger = TrustedKeys::new(vec![
         skillbundle::keys::SigningKeyPair::from_seed(&[7; 32]).public_key()
