@@ -9,7 +9,10 @@
 //! The agent side is in the same crate: [`bundle::Bundle::open`] verifies and loads a
 //! bundle, [`agent`] serves it (Agent Card entries, describe_skill, invocation checks
 //! returning the draft's [`condition::ErrorObject`]s), and [`client`] has what a client
-//! agent checks on a describe_skill response and before composing two skills.
+//! agent checks on a describe_skill response and before composing two skills. Over the
+//! wire (feature `client`), [`call`] runs the draft's client procedure against a live
+//! agent and [`probe`] checks an agent's conformance; both read Tasks with
+//! [`final_task`] and name the requirement broken by its [`clause::Clause`].
 
 // Findings travel on cold error paths only; boxing them would cost clarity, not speed.
 #![allow(clippy::result_large_err)]

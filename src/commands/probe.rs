@@ -8,6 +8,7 @@ use crate::render::{self, Format};
 use serde_json::{json, Value};
 use skillbundle::call::Caller;
 use skillbundle::clause::{Clause, Level};
+use skillbundle::finding::Finding;
 use skillbundle::probe::{Check, Report, Status};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 /// Check that a live A2A agent conforms to the schema-interface draft.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  skillbundle probe http://127.0.0.1:9999\n  skillbundle probe https://staging-agent.example --card-trust vendor.jwk.json --format github\n  skillbundle probe https://staging-agent.example --arguments evaluate_resource_condition=args.json --format sarif > probe.sarif\n\nFor every skill the card advertises: describe_skill through the client's own checks (describe\ntask, digest triple, document governance); requests a conforming agent must refuse: a stale\ninterface_digest and a stale skill_version (interface_mismatch), arguments the input_schema\nrejects (input_invalid); and, with --arguments SKILL=FILE, a valid invocation (one primary\nresult, valid result and records). For the agent: a request for an unadvertised skill and a\ndescribe_skill for one (skill_not_advertised), and when the card marks the extension required, a\nrequest that does not activate it. Every refusal must carry the draft's error object in the state\nthe draft assigns.\n\nEach check names the draft clause it tests, with pass/fail/skip and bounded evidence.\nExit status 1 when any MUST check fails (SHOULD checks are reported only), 2 when the agent\ncannot be reached at all."
+    after_help = "Examples:\n  skillbundle probe http://127.0.0.1:9999\n  skillbundle probe https://staging-agent.example --card-trust vendor.jwk.json --format github\n  skillbundle probe https://staging-agent.example --arguments evaluate_resource_condition=args.json --format sarif > probe.sarif\n  skillbundle probe https://staging-agent.example --workspace example-skills\n\nFor every skill the card advertises: describe_skill through the client's own checks (describe\ntask, digest triple, document governance); requests a conforming agent must refuse: a stale\ninterface_digest and a stale skill_version (interface_mismatch), arguments the input_schema\nrejects (input_invalid); and, with --arguments SKILL=FILE (or --workspace DIR: each skill's\nfirst valid input example), a valid invocation (one primary result, valid result and records).\nFor the agent: a request for an unadvertised skill and a describe_skill for one\n(skill_not_advertised), and when the card marks the extension required, a request that does\nnot activate it. Every refusal must carry the draft's error object in the state the draft\nassigns.\n\nEach check names the draft clause it tests, with pass/fail/skip and bounded evidence.\nExit status 1 when any MUST check fails (SHOULD checks are reported only), 2 when the agent\ncannot be reached at all."
 )]
 pub struct Args {
     /// The agent's base URL (its card is AGENT_URL/.well-known/agent-card.json), or the
@@ -26,6 +27,10 @@ pub struct Args {
     /// Valid arguments for a skill, to probe a real invocation: SKILL=FILE (JSON). Repeatable.
     #[arg(long, value_name = "SKILL=FILE", value_parser = example)]
     pub arguments: Vec<(String, PathBuf)>,
+    /// Take the valid arguments from a workspace instead: for each of its skills, the
+    /// first of examples/input/valid/*.json (a --arguments for the same skill wins).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     #[command(flatten)]
     pub wire: WireArgs,
 }
@@ -40,8 +45,42 @@ fn example(text: &str) -> Result<(String, PathBuf), String> {
     Ok((skill.to_string(), PathBuf::from(file)))
 }
 
+/// The first valid input example of each skill of the workspace at `root`.
+fn workspace_examples(root: &Path) -> Result<Vec<(String, PathBuf)>, Vec<Finding>> {
+    use skillbundle::workspace::{self, Role};
+    let ws = workspace::Workspace::open(root)?;
+    let mut found = Vec::new();
+    for dir in &ws.skill_dirs {
+        let skill = workspace::read_skill(&ws.root, dir).map_err(|f| vec![f])?;
+        let (examples, _) = skillbundle::examples::discover(&skill.dir, &[]);
+        if let Some(first) = examples
+            .iter()
+            .filter(|e| e.role == Role::Input && e.valid)
+            .min_by(|a, b| a.path.cmp(&b.path))
+        {
+            found.push((skill.manifest.skill_id.clone(), first.path.clone()));
+        }
+    }
+    Ok(found)
+}
+
 pub fn run(format: Format, args: Args) -> ExitCode {
     let mut examples = BTreeMap::new();
+    if let Some(root) = &args.workspace {
+        match workspace_examples(root) {
+            Ok(found) => {
+                for (skill, file) in found {
+                    match super::read_json(&file) {
+                        Ok(v) => {
+                            examples.insert(skill, v);
+                        }
+                        Err(f) => return super::fail_with(format, &[f], "nothing was probed"),
+                    }
+                }
+            }
+            Err(findings) => return super::fail_with(format, &findings, "nothing was probed"),
+        }
+    }
     for (skill, file) in &args.arguments {
         match super::read_json(Path::new(file)) {
             Ok(v) => {

@@ -439,3 +439,17 @@ async def test_a_delegation_hop_gets_its_own_task_and_separate_correlation(world
     assert hop["terminal_state"] == "TASK_STATE_COMPLETED"
     correlation = downstream["metadata"][DELEGATION_METADATA_KEY]
     assert correlation == {"upstream_agent": world.agent("chain"), "upstream_task_id": upstream.id}
+
+
+def test_probe_takes_valid_arguments_from_a_workspace(world: World) -> None:
+    from conftest import ROOT
+
+    code, out = probe(world.agent("enforcing"), "--workspace", ROOT / "example-skills")
+    report = json.loads(out)
+    primary = {c["skill"]: c["status"] for c in report["checks"] if c["clause"] == "primary-result"}
+    assert primary[SKILL] == "pass", report
+    # Every skill had an example: none was left unprobed (the toy domain logic only
+    # implements the first skill, so the others fail, whichever clause that breaks).
+    unprobed = [c for c in report["checks"] if "no example arguments" in c["message"]]
+    assert not unprobed, unprobed
+    assert len({c.get("skill") for c in report["checks"] if c.get("skill")}) == 3
