@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 harness::tests! {
-    the_wheel_installs_without_rust_and_passes_the_python_tests needs [PythonEnv],
+    the_wheel_installs_without_rust_and_passes_the_python_tests needs [PythonEnv, RegistryTools],
 }
 
 /// PATH without the directories that hold `cargo` or `rustc`.

@@ -6,13 +6,16 @@ governance, and the draft's request/result checks. This package only carries val
 across. `skillbundle.a2a` wraps an a2a-sdk `AgentExecutor` (install `skillbundle[a2a]`).
 
     bundle = skillbundle.Bundle.open("bundle.tar.gz", trust=["vendor.jwk.json"])
+    # or, at start-up, from an OCI registry with keep-last-good and anti-rollback:
+    bundle = skillbundle.Bundle.fetch("oci://registry.example.com/skills/net:stable",
+                                      trust=["vendor.jwk.json"], state="/var/lib/agent").bundle
     match bundle.check_request(data):
         case skillbundle.Describe(skill_id): ...
         case skillbundle.Invoke(skill_id, arguments): ...
 """
 
 from skillbundle._errors import BundleRefused, CardInvalid, InterfaceError
-from skillbundle._native import EXTENSION_URI, Bundle, Describe, Invoke, __version__
+from skillbundle._native import EXTENSION_URI, Bundle, Describe, Fetched, Invoke, __version__
 
 __all__ = [
     "EXTENSION_URI",
@@ -20,6 +23,7 @@ __all__ = [
     "BundleRefused",
     "CardInvalid",
     "Describe",
+    "Fetched",
     "InterfaceError",
     "Invoke",
     "__version__",

@@ -1,6 +1,7 @@
 """Type stubs of the native module (src/python/ in the Rust crate)."""
 
 import os
+import pathlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Literal, NotRequired, TypedDict, final
 
@@ -143,6 +144,29 @@ class Bundle:
         JWK, JWK Set or SPKI PEM files and JWK or JWK Set dicts, as the CLI's `--trust`;
         a signature by any one of their keys suffices. Works in a forked child; raises
         `RuntimeError` saying why when no loader thread can be started."""
+    @staticmethod
+    def fetch(
+        reference: str,
+        *,
+        trust: Iterable[TrustEntry],
+        state: str | os.PathLike[str],
+        max_age: float | None = None,
+        timeout: float | None = None,
+        connect_timeout: float | None = None,
+        read_timeout: float | None = None,
+        plain_http: bool = False,
+        allow_rollback: bool = False,
+        require_referrer_signature: bool = False,
+    ) -> Fetched:
+        """Pull `[oci://]REGISTRY/REPOSITORY(:TAG|@sha256:DIGEST)`, verify and load it, with
+        keep-last-good and anti-rollback kept in the `state` directory (as `skillbundle
+        pull --state`). `max_age` (seconds, as `pull --max-age`) requires a signed release
+        statement issued at most that long ago (`release_expired`). Deadlines in seconds: `timeout` for the whole pull (default 120),
+        `connect_timeout` (10), `read_timeout` between reads (30). Credentials come from
+        the standard files (`REGISTRY_AUTH_FILE`, containers' auth.json, Docker's
+        config.json). Raises `BundleRefused` only when there is nothing to start on (no
+        acceptable bundle from the registry and none kept); `ValueError` for an empty
+        `trust` or a non-positive timeout."""
     @property
     def name(self) -> str: ...
     @property
@@ -256,3 +280,29 @@ def delegation_hop(
     interface: VerifiedInterface,
     terminal_state: str,
 ) -> dict[str, Any]: ...
+
+@final
+class Fetched:
+    """What `Bundle.fetch` loaded, and from where."""
+
+    @property
+    def bundle(self) -> Bundle:
+        """The verified bundle."""
+    @property
+    def source(self) -> Literal["registry", "last_good"]:
+        """`"registry"`: pulled just now and recorded as the last good bundle;
+        `"last_good"`: the registry's bundle could not be had or was refused (see
+        `refused`), and the bundle kept in the state directory was verified again."""
+    @property
+    def pinned(self) -> str:
+        """`registry/repository@sha256:...` of the manifest the bundle came from."""
+    @property
+    def previous_version(self) -> str | None:
+        """The version accepted before this one for the same bundle name."""
+    @property
+    def refused(self) -> list[Finding]:
+        """Why the registry's bundle was not loaded (findings as `BundleRefused.findings`
+        holds them: `code`, `message`, ...); empty when `source` is `"registry"`."""
+    @property
+    def file(self) -> pathlib.Path:
+        """The verified bundle file, as kept in the state directory."""

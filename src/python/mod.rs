@@ -31,6 +31,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 use std::path::PathBuf;
+#[cfg(feature = "oci")]
+use std::time::Duration;
 
 /// Depth beyond which a Python value is refused before conversion: the validator's own
 /// limit plus one, so that the validator reports it (`resource_limit_exceeded`) with the
@@ -190,6 +192,62 @@ impl PyInvoke {
     }
 }
 
+/// A duration argument in seconds: finite and positive, else `ValueError`.
+#[cfg(feature = "oci")]
+fn seconds(name: &str, value: Option<f64>, default: Duration) -> PyResult<Duration> {
+    match value {
+        None => Ok(default),
+        Some(s) => Duration::try_from_secs_f64(s)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("{name} must be a positive number of seconds"))
+            }),
+    }
+}
+
+/// What `Bundle.fetch` loaded, and from where (`skillbundle.Fetched`).
+#[cfg(feature = "oci")]
+#[pyclass(frozen, module = "skillbundle", name = "Fetched")]
+pub struct PyFetched {
+    /// The verified bundle.
+    #[pyo3(get)]
+    bundle: Py<PyBundle>,
+    /// `"registry"`: pulled just now and recorded as the last good bundle;
+    /// `"last_good"`: the registry's bundle could not be had or was refused, and the
+    /// bundle kept in the state directory was verified again and loaded.
+    #[pyo3(get)]
+    source: &'static str,
+    /// `registry/repository@sha256:…` of the manifest the bundle came from.
+    #[pyo3(get)]
+    pinned: String,
+    /// The version accepted before this one for the same name (source `"registry"`).
+    #[pyo3(get)]
+    previous_version: Option<String>,
+    /// Why the registry's bundle was not loaded (source `"last_good"`): findings as
+    /// `BundleRefused.findings` holds them.
+    #[pyo3(get)]
+    refused: Py<PyList>,
+    /// The verified bundle file, as kept in the state directory.
+    #[pyo3(get)]
+    file: PathBuf,
+}
+
+#[cfg(feature = "oci")]
+#[pymethods]
+impl PyFetched {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let bundle = self.bundle.bind(py).get();
+        format!(
+            "Fetched(bundle={} {}, source={:?}, pinned={:?})",
+            bundle.bundle.name(),
+            bundle.bundle.version(),
+            self.source,
+            self.pinned
+        )
+    }
+}
+
 /// A verified, loaded skill bundle (`skillbundle.Bundle`).
 #[pyclass(frozen, module = "skillbundle", name = "Bundle")]
 pub struct PyBundle {
@@ -226,6 +284,46 @@ fn trusted_keys(
         })
 }
 
+/// `trust=`: a list of [`trusted_keys`] entries; a single key is a `TypeError`.
+fn trust_list(py: Python<'_>, trust: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<PublicKey>> {
+    let mut keys = Vec::new();
+    if let Some(trust) = trust {
+        if trust.cast::<pyo3::types::PyString>().is_ok() || trust.cast::<PyDict>().is_ok() {
+            return Err(PyTypeError::new_err(
+                "trust must be a list of keys (paths or JWK dicts), not a single key",
+            ));
+        }
+        for (i, entry) in trust.try_iter()?.enumerate() {
+            keys.extend(trusted_keys(py, i, &entry?)?);
+        }
+    }
+    Ok(keys)
+}
+
+/// Findings as the list of dicts `BundleRefused.findings` holds.
+fn findings_list<'py>(
+    py: Python<'py>,
+    findings: &[crate::finding::Finding],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for f in findings {
+        let json = serde_json::to_value(f).expect("a finding always serializes");
+        list.append(value::to_python(py, &json)?)?;
+    }
+    Ok(list)
+}
+
+/// `skillbundle.BundleRefused(findings)`.
+fn bundle_refused(py: Python<'_>, findings: &[crate::finding::Finding]) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let class = error_class(py, &BUNDLE_REFUSED, "BundleRefused")?;
+        Ok(PyErr::from_value(
+            class.call1((findings_list(py, findings)?,))?,
+        ))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
 impl PyBundle {
     fn fragment_member(&self, key: &str) -> &Value {
         &self.bundle.card_fragment()[key]
@@ -254,18 +352,7 @@ impl PyBundle {
         trust: Option<&Bound<'_, PyAny>>,
         allow_unsigned: bool,
     ) -> PyResult<Self> {
-        let mut keys = Vec::new();
-        if let Some(trust) = trust {
-            if trust.cast::<pyo3::types::PyString>().is_ok() || trust.cast::<PyDict>().is_ok() {
-                return Err(PyTypeError::new_err(
-                    "trust must be a list of keys (paths or JWK dicts), not a single key",
-                ));
-            }
-            for (i, entry) in trust.try_iter()?.enumerate() {
-                keys.extend(trusted_keys(py, i, &entry?)?);
-            }
-        }
-        let mut trust = TrustedKeys::new(keys);
+        let mut trust = TrustedKeys::new(trust_list(py, trust)?);
         if allow_unsigned {
             trust = trust.and_allow_unsigned();
         }
@@ -274,16 +361,84 @@ impl PyBundle {
             .map_err(PyRuntimeError::new_err)?;
         match opened {
             Ok(bundle) => Ok(PyBundle { bundle }),
-            Err(findings) => {
-                let list = PyList::empty(py);
-                for f in &findings {
-                    let json = serde_json::to_value(f).expect("a finding always serializes");
-                    list.append(value::to_python(py, &json)?)?;
-                }
-                let class = error_class(py, &BUNDLE_REFUSED, "BundleRefused")?;
-                Err(PyErr::from_value(class.call1((list,))?))
-            }
+            Err(findings) => Err(bundle_refused(py, &findings)),
         }
+    }
+
+    /// Pull, verify and load a bundle from an OCI registry at agent start-up, with
+    /// keep-last-good and anti-rollback in the `state` directory: the library's
+    /// `fetch::fetch`, the same rules as `skillbundle pull --state`; `max_age` (seconds)
+    /// requires a release statement no older than that (`release_expired`). Raises
+    /// `BundleRefused` only when there is nothing to start on.
+    #[cfg(feature = "oci")]
+    #[staticmethod]
+    #[pyo3(signature = (
+        reference, *, trust, state, max_age = None, timeout = None, connect_timeout = None,
+        read_timeout = None, plain_http = false, allow_rollback = false,
+        require_referrer_signature = false,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn fetch(
+        py: Python<'_>,
+        reference: &str,
+        trust: &Bound<'_, PyAny>,
+        state: PathBuf,
+        max_age: Option<f64>,
+        timeout: Option<f64>,
+        connect_timeout: Option<f64>,
+        read_timeout: Option<f64>,
+        plain_http: bool,
+        allow_rollback: bool,
+        require_referrer_signature: bool,
+    ) -> PyResult<PyFetched> {
+        use crate::fetch::{FetchOptions, Source};
+        use crate::registry::{Options, Timeouts};
+        let keys = trust_list(py, Some(trust))?;
+        if keys.is_empty() {
+            return Err(PyValueError::new_err(
+                "trust is empty: a fetched bundle must be signed by a trusted key",
+            ));
+        }
+        let trust = TrustedKeys::new(keys);
+        let defaults = Timeouts::default();
+        let timeouts = Timeouts {
+            total: seconds("timeout", timeout, defaults.total)?,
+            connect: seconds("connect_timeout", connect_timeout, defaults.connect)?,
+            read: seconds("read_timeout", read_timeout, defaults.read)?,
+        };
+        let options = FetchOptions {
+            registry: Options {
+                plain_http,
+                credentials: None,
+                timeouts,
+            },
+            allow_rollback,
+            require_referrer_signature,
+            max_age: max_age
+                .map(|s| seconds("max_age", Some(s), Duration::ZERO))
+                .transpose()?,
+        };
+        let fetched = py
+            .detach(|| pool::install(|| crate::fetch::fetch(reference, &trust, &state, &options)))
+            .map_err(PyRuntimeError::new_err)?
+            .map_err(|findings| bundle_refused(py, &findings))?;
+        let (source, pinned, previous_version, refused) = match fetched.source {
+            Source::Registry { pinned, previous } => ("registry", pinned, previous, Vec::new()),
+            Source::LastGood { pinned, refused } => ("last_good", pinned, None, refused),
+        };
+        Ok(PyFetched {
+            bundle: Py::new(
+                py,
+                PyBundle {
+                    bundle: fetched.bundle,
+                },
+            )?,
+            source,
+            pinned,
+            previous_version,
+            refused: findings_list(py, &refused)?.unbind(),
+            file: fetched.file,
+        })
     }
 
     /// The bundle's name.
@@ -712,6 +867,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "DEFAULT_MAX_ARTIFACT_BYTES",
         Limits::DEFAULT_MAX_ARTIFACT_BYTES,
     )?;
+    #[cfg(feature = "oci")]
+    m.add_class::<PyFetched>()?;
     m.add("EXTENSION_URI", EXTENSION_URI)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
