@@ -115,10 +115,11 @@ class TaskGuard:
     @property
     def interrupted(self) -> bool: ...
     def artifact(
-        self, artifact_id: str, name: str, parts: Iterable[JsonValue | None], append: bool, last_chunk: bool
+        self, artifact_id: str, name: str, parts: Iterable[JsonValue | bytes | None], append: bool, last_chunk: bool
     ) -> Verdict:
-        """An Artifact update; `parts` holds each Part's data (`None`: not a Data Part)."""
-    def status(self, state: str, parts: Iterable[JsonValue | None] | None = None) -> Verdict:
+        """An Artifact update; `parts` holds each Part's data (`None`: not a Data Part;
+        `bytes`: a protobuf `Value` in wire form)."""
+    def status(self, state: str, parts: Iterable[JsonValue | bytes | None] | None = None) -> Verdict:
         """A status change to `state` (an A2A 1.0 wire name); `parts`: its status
         Message's Parts' data, when it has a Message."""
     def message(self) -> Verdict:
@@ -205,7 +206,7 @@ class Bundle:
         """Validate a supporting record of `kind`; raises `InterfaceError`."""
     def route_message(
         self,
-        parts: Iterable[JsonValue | None],
+        parts: Iterable[JsonValue | bytes | None],
         *,
         metadata: Mapping[str, Any] | None = None,
         activated: bool,
@@ -215,7 +216,7 @@ class Bundle:
     ) -> Route:
         """What a Message is (the library's `agent::message`); `task` is `(skill_id or
         None, interrupted)` of the Task it is sent into."""
-    def requested_skill(self, data: JsonValue) -> str | None:
+    def requested_skill(self, data: JsonValue | bytes) -> str | None:
         """The advertised skill a skill request object names, if any."""
     def task_guard(
         self, skill_id: str, *, max_records: int = ..., max_artifact_bytes: int = ...

@@ -136,9 +136,10 @@ def proto_value(v: Any) -> Any:
     return None
 
 
-def _parts(parts: Any) -> list[Any]:
-    """Each Part's data, or `None` for a Part that is not a Data Part."""
-    return [proto_value(p.data) if p.HasField("data") else None for p in parts]
+def _parts(parts: Any) -> list[bytes | None]:
+    """Each Part's data as the wire bytes of its protobuf `Value` (the library reads them
+    exactly, a NaN included), or `None` for a Part that is not a Data Part."""
+    return [p.data.SerializeToString() if p.HasField("data") else None for p in parts]
 
 
 def _error_message(error: dict[str, Any]) -> Message:

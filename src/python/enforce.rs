@@ -19,8 +19,9 @@ use crate::agent::task::Verdict;
 use crate::agent::Request;
 use crate::bundle::Bundle;
 use crate::condition::{Condition, Detail, Detected, ErrorObject};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 /// The largest integer I-JSON allows (2^53 − 1).
@@ -79,21 +80,36 @@ fn arguments_to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'p
     })
 }
 
-/// Each Part's data as JSON (`None` for a Part that is not a Data Part), or why one is
-/// not: the pointer of the offending value within that Part's data, and what is wrong.
+/// One Part's data as JSON: `None` stays `None` (a Part that is not a Data Part), `bytes`
+/// are a `google.protobuf.Value` in wire form ([`super::proto`], what the adapter sends),
+/// anything else a Python value ([`value::to_json`]). `Err` is why the data is not I-JSON.
+pub fn part_json(
+    part: &Bound<'_, PyAny>,
+    max_depth: usize,
+) -> PyResult<Result<Option<Value>, value::Refused>> {
+    if part.is_none() {
+        return Ok(Ok(None));
+    }
+    if let Ok(bytes) = part.cast::<PyBytes>() {
+        return match super::proto::decode(bytes.as_bytes(), max_depth) {
+            Ok(v) => Ok(Ok(Some(v))),
+            Err(Ok(refused)) => Ok(Err(refused)),
+            Err(Err(why)) => Err(PyValueError::new_err(why)),
+        };
+    }
+    Ok(value::to_json(part, max_depth).map(Some))
+}
+
+/// Each Part's data as JSON ([`part_json`]), or why one is not I-JSON: the pointer of the
+/// offending value within that Part's data, and what is wrong.
 pub fn parts_json(
     parts: &Bound<'_, PyAny>,
     max_depth: usize,
 ) -> PyResult<Result<Vec<Option<Value>>, value::Refused>> {
     let mut values = Vec::new();
     for part in parts.try_iter()? {
-        let part = part?;
-        if part.is_none() {
-            values.push(None);
-            continue;
-        }
-        match value::to_json(&part, max_depth) {
-            Ok(v) => values.push(Some(v)),
+        match part_json(&part?, max_depth)? {
+            Ok(v) => values.push(v),
             Err(refused) => return Ok(Err(refused)),
         }
     }

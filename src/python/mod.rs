@@ -16,6 +16,7 @@ pub mod body;
 pub mod client;
 pub mod enforce;
 pub mod pool;
+pub mod proto;
 pub mod value;
 
 use crate::a2a::{self, EXTENSION_URI};
@@ -696,9 +697,11 @@ impl PyBundle {
     }
 
     /// The skill a skill request object names, if this agent advertises it.
-    fn requested_skill(&self, data: &Bound<'_, PyAny>) -> Option<String> {
-        let v = value::to_json(data, MAX_DEPTH).ok()?;
-        self.bundle.requested_skill(&v).map(str::to_string)
+    fn requested_skill(&self, data: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let Ok(Some(v)) = enforce::part_json(data, MAX_DEPTH)? else {
+            return Ok(None);
+        };
+        Ok(self.bundle.requested_skill(&v).map(str::to_string))
     }
 
     /// The rule set for one Task of `skill_id` (`crate::agent::task`).

@@ -1,0 +1,265 @@
+//! A Data Part's `data` — a `google.protobuf.Value` — read from its protobuf wire bytes.
+//!
+//! a2a-sdk holds every Data Part as a protobuf `Value`. Walking one from Python costs about
+//! two microseconds per node (the executor converted each request and each Artifact so);
+//! `Value.SerializeToString()` is one call into the protobuf runtime, and the wire form of
+//! `Value`, `Struct` and `ListValue` is small enough to read here exactly. Exactly: a
+//! `number_value` is the double that was sent, so a NaN or an infinity is refused under the
+//! I-JSON rules (as [`super::value`] refuses it from a Python `float`), with its JSON
+//! Pointer and never its value, instead of surfacing as a protobuf serialization error.
+//!
+//! Wire form (protobuf `struct.proto`): `Value` is a oneof of `null_value` (1, varint),
+//! `number_value` (2, fixed64), `string_value` (3, bytes), `bool_value` (4, varint),
+//! `struct_value` (5, message), `list_value` (6, message); a `Value` with none set is
+//! `null`. `Struct` is `map<string, Value> fields = 1` (entries: key 1, value 2);
+//! `ListValue` is `repeated Value values = 1`.
+
+use super::value::{Refusal, Refused};
+use crate::pointer;
+use serde_json::{Map, Number, Value};
+
+/// Why the bytes are not a `Value` at all (a defect of the caller, not of the data).
+const MALFORMED: &str = "not the wire form of a google.protobuf.Value";
+
+/// Read a `Value` from its wire bytes; values nested more than `max_depth` levels are
+/// refused. `Err(Ok(refused))` is data that is not I-JSON, `Err(Err(_))` bytes that are
+/// no `Value`.
+pub fn decode(bytes: &[u8], max_depth: usize) -> Result<Value, Result<Refused, &'static str>> {
+    let mut path = Vec::new();
+    value(bytes, 0, max_depth, &mut path).map_err(|e| {
+        e.map(|why| Refused {
+            pointer: path
+                .iter()
+                .map(|t| format!("/{}", pointer::escape(t)))
+                .collect(),
+            why,
+        })
+    })
+}
+
+type Failure = Result<Refusal, &'static str>;
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    fn varint(&mut self) -> Result<u64, Failure> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self.bytes.get(self.at).ok_or(Err(MALFORMED))?;
+            self.at += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(Err(MALFORMED))
+    }
+
+    fn fixed64(&mut self) -> Result<u64, Failure> {
+        let end = self.at + 8;
+        let b = self.bytes.get(self.at..end).ok_or(Err(MALFORMED))?;
+        self.at = end;
+        Ok(u64::from_le_bytes(b.try_into().expect("eight bytes")))
+    }
+
+    fn delimited(&mut self) -> Result<&'a [u8], Failure> {
+        let len = usize::try_from(self.varint()?).map_err(|_| Err(MALFORMED))?;
+        let end = self.at.checked_add(len).ok_or(Err(MALFORMED))?;
+        let b = self.bytes.get(self.at..end).ok_or(Err(MALFORMED))?;
+        self.at = end;
+        Ok(b)
+    }
+
+    /// A field's tag: (number, wire type).
+    fn tag(&mut self) -> Result<(u64, u64), Failure> {
+        let t = self.varint()?;
+        Ok((t >> 3, t & 7))
+    }
+
+    fn skip(&mut self, wire: u64) -> Result<(), Failure> {
+        match wire {
+            0 => self.varint().map(drop),
+            1 => self.fixed64().map(drop),
+            2 => self.delimited().map(drop),
+            5 => {
+                let end = self.at + 4;
+                self.bytes.get(self.at..end).ok_or(Err(MALFORMED))?;
+                self.at = end;
+                Ok(())
+            }
+            _ => Err(Err(MALFORMED)),
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> Result<String, Failure> {
+    // protobuf strings are UTF-8; anything else (a lone surrogate) has no JSON form.
+    String::from_utf8(bytes.to_vec()).map_err(|_| Ok(Refusal::LoneSurrogate))
+}
+
+fn number(v: f64) -> Result<Value, Failure> {
+    let n = Number::from_f64(v).ok_or(Ok(Refusal::NumberNotIJson))?;
+    let v = Value::Number(n);
+    crate::json::check_numbers(&v).map_err(|_| Ok(Refusal::NumberNotIJson))?;
+    Ok(v)
+}
+
+/// One `Value`. On failure `path` holds the tokens from the root to the failing value.
+fn value(bytes: &[u8], depth: usize, max: usize, path: &mut Vec<String>) -> Result<Value, Failure> {
+    let mut r = Reader { bytes, at: 0 };
+    let mut out = Value::Null;
+    while !r.done() {
+        let (field, wire) = r.tag()?;
+        out = match (field, wire) {
+            (1, 0) => {
+                r.varint()?;
+                Value::Null
+            }
+            (2, 1) => number(f64::from_bits(r.fixed64()?))?,
+            (3, 2) => Value::String(text(r.delimited()?)?),
+            (4, 0) => Value::Bool(r.varint()? != 0),
+            (5, 2) | (6, 2) => {
+                if depth >= max {
+                    return Err(Ok(Refusal::TooDeep(max)));
+                }
+                let inner = r.delimited()?;
+                if field == 5 {
+                    structure(inner, depth + 1, max, path)?
+                } else {
+                    list(inner, depth + 1, max, path)?
+                }
+            }
+            (_, wire) => {
+                r.skip(wire)?;
+                continue;
+            }
+        };
+    }
+    Ok(out)
+}
+
+fn structure(
+    bytes: &[u8],
+    depth: usize,
+    max: usize,
+    path: &mut Vec<String>,
+) -> Result<Value, Failure> {
+    let mut r = Reader { bytes, at: 0 };
+    let mut map = Map::new();
+    while !r.done() {
+        let (field, wire) = r.tag()?;
+        if (field, wire) != (1, 2) {
+            r.skip(wire)?;
+            continue;
+        }
+        let mut entry = Reader {
+            bytes: r.delimited()?,
+            at: 0,
+        };
+        let (mut key, mut item) = (String::new(), &[][..]);
+        while !entry.done() {
+            match entry.tag()? {
+                (1, 2) => key = text(entry.delimited()?)?,
+                (2, 2) => item = entry.delimited()?,
+                (_, wire) => entry.skip(wire)?,
+            }
+        }
+        path.push(key.clone());
+        let v = value(item, depth, max, path)?;
+        path.pop();
+        map.insert(key, v);
+    }
+    Ok(Value::Object(map))
+}
+
+fn list(bytes: &[u8], depth: usize, max: usize, path: &mut Vec<String>) -> Result<Value, Failure> {
+    let mut r = Reader { bytes, at: 0 };
+    let mut items = Vec::new();
+    while !r.done() {
+        let (field, wire) = r.tag()?;
+        if (field, wire) != (1, 2) {
+            r.skip(wire)?;
+            continue;
+        }
+        path.push(items.len().to_string());
+        let v = value(r.delimited()?, depth, max, path)?;
+        path.pop();
+        items.push(v);
+    }
+    Ok(Value::Array(items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tag(field: u8, wire: u8) -> u8 {
+        (field << 3) | wire
+    }
+
+    fn delimited(field: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![tag(field, 2), u8::try_from(body.len()).unwrap()];
+        v.extend_from_slice(body);
+        v
+    }
+
+    fn num(x: f64) -> Vec<u8> {
+        let mut v = vec![tag(2, 1)];
+        v.extend_from_slice(&x.to_bits().to_le_bytes());
+        v
+    }
+
+    fn string(s: &str) -> Vec<u8> {
+        delimited(3, s.as_bytes())
+    }
+
+    fn object(members: &[(&str, Vec<u8>)]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for (k, v) in members {
+            let mut entry = delimited(1, k.as_bytes());
+            entry.extend(delimited(2, v));
+            body.extend(delimited(1, &entry));
+        }
+        delimited(5, &body)
+    }
+
+    #[test]
+    fn reads_what_protobuf_writes() {
+        let list = delimited(
+            6,
+            &[
+                delimited(1, &num(1.5)),
+                delimited(1, &[tag(4, 0), 1]),
+                delimited(1, &[]),
+            ]
+            .concat(),
+        );
+        let bytes = object(&[("a", string("x")), ("b", list), ("c", num(80.0))]);
+        assert_eq!(
+            decode(&bytes, 8).unwrap(),
+            json!({"a": "x", "b": [1.5, true, null], "c": 80.0})
+        );
+    }
+
+    #[test]
+    fn refuses_what_i_json_refuses_with_its_pointer() {
+        let bytes = object(&[("a", object(&[("n", num(f64::NAN))]))]);
+        let refused = decode(&bytes, 8).unwrap_err().unwrap();
+        assert_eq!(refused.pointer, "/a/n");
+        assert_eq!(refused.why, Refusal::NumberNotIJson);
+        let deep = object(&[("a", object(&[("b", object(&[]))]))]);
+        assert_eq!(
+            decode(&deep, 2).unwrap_err().unwrap().why,
+            Refusal::TooDeep(2)
+        );
+        assert!(decode(&[tag(2, 1), 0, 0], 8).unwrap_err().is_err());
+    }
+}
