@@ -540,8 +540,14 @@ async fn read_capped(
     }
     let mut bytes = Vec::with_capacity(declared.map_or(0, |n| n as usize).min(cap));
     while let Some(chunk) = response.chunk().await.map_err(|e| transport(&e, at))? {
-        if bytes.len() + chunk.len() > cap {
+        let needed = bytes.len() + chunk.len();
+        if needed > cap {
             return Err(too_large());
+        }
+        // Grow by doubling, but never past the cap: an endless body holds at most `cap`.
+        if needed > bytes.capacity() {
+            let want = needed.max(bytes.capacity() * 2).min(cap);
+            bytes.reserve_exact(want - bytes.len());
         }
         bytes.extend_from_slice(&chunk);
     }
