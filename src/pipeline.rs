@@ -96,12 +96,13 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
         let (findings, release) = evolution::check(lock, &checked.skills, options);
         checked.findings.extend(findings);
         checked.release = release;
-        // A skill whose manifest could not be read has no known id: it fails anyway,
-        // and is not reported as removed too.
+        // Judged once everything else passes: a skill that failed may have failed for
+        // its id (a reserved or duplicate one, an unreadable manifest), and one cause is
+        // reported once, not again as a removal.
         if let (Some(ws), Some(release), false) = (
             &checked.workspace,
             &checked.release,
-            checked.unassembled.iter().any(Option::is_none),
+            finding::any_error(&checked.findings),
         ) {
             let present: std::collections::BTreeSet<&str> = checked
                 .skills
