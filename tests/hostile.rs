@@ -193,7 +193,7 @@ const CONFLICT_CASES: &[Case] = &[
     file("schema: one $id twice", "schema-duplicate-id.json", ERC_INPUT, "schema_invalid"),
     file("schema: one anchor twice", "schema-duplicate-anchor.json", ERC_INPUT, "schema_invalid"),
     generated("skill: one skill_id twice", gen_duplicate_skill, "duplicate_skill"),
-    edit("skill: describe_skill is reserved", ERC_SKILL, "skill_id: evaluate_resource_condition", "skill_id: describe_skill", "duplicate_skill"),
+    generated("skill: describe_skill is reserved", gen_reserved_skill, "duplicate_skill"),
     generated("schema: one schema_uri + version, two contents", gen_schema_conflict, "schema_conflict"),
     edit("record: one kind twice", ERC_SKILL, "supporting_records:\n", "supporting_records:\n  - {kind: resource-observation, file: schemas/resource-observation.json,\n     schema_uri: \"urn:example:other:1.0\", version: \"1.0\"}\n", "manifest_invalid"),
     edit("record: kind equal to the skill_id", ERC_SKILL, "kind: resource-observation", "kind: evaluate_resource_condition", "manifest_invalid"),
@@ -410,6 +410,18 @@ fn gen_backtracking(ws: &Path, _: &Path) {
 
 fn gen_duplicate_skill(ws: &Path, _: &Path) {
     copy_tree(&ws.join(ERC), &ws.join("skills/zz_copy"));
+}
+
+// A new skill named describe_skill (a copy): renaming a released skill instead would also,
+// rightly, report the released one as removed (skill_removed).
+fn gen_reserved_skill(ws: &Path, _: &Path) {
+    let copy = ws.join("skills/zz_reserved");
+    copy_tree(&ws.join(ERC), &copy);
+    let manifest = read(&copy.join("skill.yaml")).replace(
+        "skill_id: evaluate_resource_condition",
+        "skill_id: describe_skill",
+    );
+    write(&copy.join("skill.yaml"), manifest);
 }
 
 fn gen_schema_conflict(ws: &Path, _: &Path) {
