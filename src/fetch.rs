@@ -326,7 +326,7 @@ pub async fn fetch_async(
     };
     let bytes = crate::bundle::read_file(&path, ReadLimits::default().max_total_bytes)
         .map_err(|f| with(refused.clone(), f))?;
-    if registry::sha256(&bytes) != kept.digest {
+    if release::file_digest(&bytes) != kept.digest {
         return Err(with(
             refused,
             Finding::at_file(
@@ -361,13 +361,27 @@ fn with(mut findings: Vec<Finding>, more: Finding) -> Vec<Finding> {
     findings
 }
 
-async fn pull_and_accept(
+/// A bundle pulled from a registry and verified as [`fetch`] verifies it before the
+/// state is consulted: its signature and contents ([`Bundle::open`]), its release
+/// statement ([`crate::release::check`], with [`FetchOptions::max_age`]) and, when
+/// asked, its signature referrer. `pull` without a state directory stops here.
+pub struct Verified {
+    /// The loaded bundle.
+    pub bundle: Bundle,
+    /// The bundle file's bytes, as pulled.
+    pub bytes: Vec<u8>,
+    /// `sha256:` + hex of the bundle file.
+    pub digest: String,
+    /// `registry/repository@sha256:…` of the manifest it came from.
+    pub pinned: String,
+}
+
+/// Pull `reference` and verify it (see [`Verified`]); nothing is written.
+pub async fn pull_verified(
     reference: &ArtifactRef,
     trust: &TrustedKeys,
-    state_dir: &Path,
     options: &FetchOptions,
-    state: &State,
-) -> Result<Fetched, Vec<Finding>> {
+) -> Result<Verified, Vec<Finding>> {
     let limits = ReadLimits::default();
     let pulled = registry::pull(reference, &options.registry, limits.max_total_bytes)
         .await
@@ -381,7 +395,7 @@ async fn pull_and_accept(
         }
         findings
     })?;
-    let digest = registry::sha256(&pulled.bytes);
+    let digest = release::file_digest(&pulled.bytes);
     let subject = release::Subject {
         name: bundle.name(),
         version: bundle.version(),
@@ -404,6 +418,28 @@ async fn pull_and_accept(
         .await
         .map_err(|f| vec![f])?;
     }
+    Ok(Verified {
+        bundle,
+        bytes: pulled.bytes,
+        digest,
+        pinned: pulled.pinned,
+    })
+}
+
+async fn pull_and_accept(
+    reference: &ArtifactRef,
+    trust: &TrustedKeys,
+    state_dir: &Path,
+    options: &FetchOptions,
+    state: &State,
+) -> Result<Fetched, Vec<Finding>> {
+    let Verified {
+        bundle,
+        bytes,
+        digest,
+        pinned,
+    } = pull_verified(reference, trust, options).await?;
+    let at = Location::file(reference.as_str());
     let source = reference.repository_key();
     if !options.allow_rollback {
         if let Err(why) = state.admits(&source, bundle.name(), bundle.version(), &digest) {
@@ -414,7 +450,7 @@ async fn pull_and_accept(
     }
     // The bundle file first, then the state naming it.
     let file = kept_path(state_dir, &digest).expect("a digest computed here is well formed");
-    atomic_file::replace(&file, ".bundle-", |f| f.write_all(&pulled.bytes)).map_err(|e| {
+    atomic_file::replace(&file, ".bundle-", |f| f.write_all(&bytes)).map_err(|e| {
         vec![Finding::at_file(
             Code::Io,
             format!("cannot keep the bundle in the state directory: {e}"),
@@ -438,7 +474,7 @@ async fn pull_and_accept(
             name: bundle.name().to_string(),
             version: bundle.version().to_string(),
             digest,
-            pinned: pulled.pinned.clone(),
+            pinned: pinned.clone(),
         },
     );
     next.write(state_dir).map_err(|f| vec![f])?;
@@ -446,10 +482,7 @@ async fn pull_and_accept(
     Ok(Fetched {
         bundle,
         file,
-        source: Source::Registry {
-            pinned: pulled.pinned,
-            previous,
-        },
+        source: Source::Registry { pinned, previous },
     })
 }
 

@@ -7,12 +7,10 @@
 use super::{fail_with, BundleSummary, Signature, TrustArgs};
 use crate::render::{self, Format};
 use serde::Serialize;
-use skillbundle::bundle::{self, Bundle, TrustedKeys};
+use skillbundle::bundle::{Bundle, TrustedKeys};
 use skillbundle::fetch::{self, FetchOptions, Source};
 use skillbundle::finding::{Code, Finding};
-use skillbundle::referrers;
 use skillbundle::registry::{self, ArtifactRef};
-use skillbundle::release;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -83,51 +81,16 @@ pub fn open_reference(
     options: &FetchOptions,
 ) -> Option<Result<Bundle, Vec<Finding>>> {
     registry::strip_scheme(text)?;
-    Some(pull_and_open(text, trust, options).map(|(bundle, _, _)| bundle))
+    Some(pull_and_open(text, trust, options).map(|verified| verified.bundle))
 }
 
 fn pull_and_open(
     text: &str,
     trust: &TrustedKeys,
-    fetch_options: &FetchOptions,
-) -> Result<(Bundle, Vec<u8>, String), Vec<Finding>> {
-    let options = &fetch_options.registry;
+    options: &FetchOptions,
+) -> Result<fetch::Verified, Vec<Finding>> {
     let reference = ArtifactRef::parse(text).map_err(|f| vec![f])?;
-    let limit = bundle::archive::ReadLimits::default().max_total_bytes;
-    let pulled = registry::block_on(registry::pull(&reference, options, limit))
-        .and_then(|r| r)
-        .map_err(|f| vec![f])?;
-    let bundle = Bundle::open(&pulled.bytes, trust).map_err(|mut findings| {
-        for f in &mut findings {
-            f.location.file.get_or_insert_with(|| text.into());
-        }
-        findings
-    })?;
-    let digest = registry::sha256(&pulled.bytes);
-    let subject = release::Subject {
-        name: bundle.name(),
-        version: bundle.version(),
-        digest: &digest,
-    };
-    let freshness = release::Freshness {
-        now: release::now(),
-        max_age: fetch_options.max_age,
-    };
-    let at = skillbundle::finding::Location::file(text);
-    release::check(pulled.release.as_deref(), subject, trust, freshness, &at)
-        .map_err(|f| vec![f])?;
-    if fetch_options.require_referrer_signature {
-        registry::block_on(referrers::verify_signature(
-            &reference,
-            &pulled.manifest_digest,
-            &pulled.bytes,
-            trust,
-            options,
-        ))
-        .and_then(|r| r)
-        .map_err(|f| vec![f])?;
-    }
-    Ok((bundle, pulled.bytes, pulled.pinned))
+    registry::block_on(fetch::pull_verified(&reference, trust, options)).map_err(|f| vec![f])?
 }
 
 /// Pull `reference`, verify it, and write it into `out`.
@@ -142,7 +105,12 @@ fn pull(
     let nothing = "the bundle was refused; nothing was written";
     let (bundle, bytes, pinned, previous) = match state {
         None => match pull_and_open(reference, trust, options) {
-            Ok((bundle, bytes, pinned)) => (bundle, bytes, pinned, None),
+            Ok(fetch::Verified {
+                bundle,
+                bytes,
+                pinned,
+                ..
+            }) => (bundle, bytes, pinned, None),
             Err(findings) => return fail_with(format, &findings, nothing),
         },
         Some(dir) => {
