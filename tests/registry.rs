@@ -22,6 +22,7 @@ harness::tests! {
     an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks needs [RegistryTools],
     a_jwk_set_trusts_each_key_of_a_rotation,
     oras_pushes_what_skillbundle_pulls_and_pulls_what_it_pushes needs [RegistryTools, OrasClient],
+    a_bundle_signed_over_a_path_as_its_name_is_refused_and_written_nowhere needs [RegistryTools, OrasClient],
     push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_api needs [RegistryTools, OrasClient],
     pull_can_require_a_trusted_signature_referrer_of_the_very_bundle needs [RegistryTools],
     a_registry_with_the_referrers_api_lists_the_signature_itself needs [RegistryTools],
@@ -33,7 +34,7 @@ use serde_json::{json, Value};
 use skillbundle::bundle::TrustedKeys;
 use skillbundle::credentials::Credentials;
 use skillbundle::fetch::{self, Source};
-use skillbundle::keys::PublicKey;
+use skillbundle::keys::{PublicKey, SigningKeyPair};
 use skillbundle::registry::{self, Options};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -874,6 +875,37 @@ fn a_jwk_set_trusts_each_key_of_a_rotation() {
     );
     assert_eq!(empty.status, 2);
     assert!(empty.stderr.contains("trust nothing"), "{}", empty.stderr);
+}
+
+/// A bundle signed by the trusted key over a name the builder refuses (`../../x`), put in
+/// the real registry by another client: `pull` refuses it (`bundle_invalid`) and writes
+/// nothing, inside `--out` or two folders up. tests/lying_registry.rs has the other names.
+fn a_bundle_signed_over_a_path_as_its_name_is_refused_and_written_nowhere() {
+    let oras = oras();
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let key = SigningKeyPair::read_pem_file(&ws.path().join("keys/release.key")).unwrap();
+    write(
+        &ws.path().join("crafted.tar.gz"),
+        common::crafted::signed_example_bundle("../../x", "1.0.0", &key),
+    );
+    let reference = format!("{}/oras/net:crafted", registry.host());
+    oras.run(
+        &[
+            "push",
+            &reference,
+            "crafted.tar.gz:application/vnd.skillbundle.bundle.v1.tar+gzip",
+            "/dev/null:application/vnd.skillbundle.bundle.v1",
+        ],
+        ws.path(),
+    )
+    .unwrap();
+    let pulled = pull(ws.path(), &format!("oci://{reference}"), "out/deep", &[]);
+    assert_eq!(pulled.status, 1, "{}{}", pulled.stdout, pulled.stderr);
+    pulled.finding("bundle_invalid");
+    assert!(!pulled.stdout.contains("../"), "{}", pulled.stdout);
+    assert!(files_in(&ws.path().join("out/deep")).is_empty());
+    assert!(!ws.path().join("x-1.0.0.tar.gz").exists());
 }
 
 fn oras_pushes_what_skillbundle_pulls_and_pulls_what_it_pushes() {

@@ -472,3 +472,25 @@ pub fn corpus(fx: &Fixture) -> Vec<Crafted> {
         },
     ]
 }
+
+/// The example skills as a bundle named `name` at `version`, signed by `key`, whatever
+/// the name: what a vendor's key can sign although the builder refuses the name.
+pub fn signed_example_bundle(name: &str, version: &str, key: &SigningKeyPair) -> Vec<u8> {
+    let checked = skillbundle::pipeline::check(&super::example_skills());
+    let interfaces: Vec<_> = checked.skills.iter().map(|s| &s.interface).collect();
+    let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
+    let mut contents = bundle::contents(
+        name,
+        version,
+        schema.digest(),
+        &interfaces,
+        &skillbundle::pipeline::card_fragment(&checked.skills),
+    );
+    bundle::sign::sign(&mut contents, std::slice::from_ref(key));
+    let files: BTreeMap<String, Vec<u8>> = contents
+        .files
+        .into_iter()
+        .map(|(path, body)| (path, body.bytes().to_vec()))
+        .collect();
+    pack(&files, 0)
+}
