@@ -835,7 +835,6 @@ pub(crate) fn parse_unique_object(bytes: &[u8]) -> Result<Map<String, Value>, St
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use std::process::Command;
 
     // RFC 8037 appendix A.1-A.3.
     pub(crate) const RFC8037_D: &str = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A";
@@ -1453,83 +1452,6 @@ tWn63XshyHNOY2c/CfZGbS5rIBrazMOWH6xDgXSbJc7FW0vAcUR8UDkh3A==
                 .starts_with("cannot read /nonexistent/dir/k.key"),
             "{err}"
         );
-    }
-
-    // ---- interoperability with OpenSSL ---------------------------------------
-
-    /// Runs `openssl` with `args`, or returns `None` (after saying so) when the
-    /// binary is not installed; with `CI=true` a missing openssl fails the test
-    /// (`scripts/test-parts` installs it).
-    fn openssl(args: &[&str]) -> Option<std::process::Output> {
-        match Command::new("openssl").args(args).output() {
-            Ok(output) => Some(output),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                assert!(
-                    std::env::var("CI").as_deref() != Ok("true"),
-                    "openssl is not installed, and CI=true allows no skip (scripts/test-parts installs it)"
-                );
-                eprintln!("skipping: openssl not installed");
-                None
-            }
-            Err(e) => panic!("cannot run openssl: {e}"),
-        }
-    }
-
-    #[test]
-    fn openssl_accepts_written_keys() {
-        let dir = tempfile::tempdir().unwrap();
-        let key = SigningKeyPair::generate().unwrap();
-        let written = write_key_files(&dir.path().join("k"), &key, true, false).unwrap();
-        let key_path = written[0].to_str().unwrap();
-        let Some(check) = openssl(&["pkey", "-in", key_path, "-noout"]) else {
-            return;
-        };
-        assert!(
-            check.status.success(),
-            "openssl rejected the key: {}",
-            String::from_utf8_lossy(&check.stderr)
-        );
-        let pubout = openssl(&["pkey", "-in", key_path, "-pubout"]).unwrap();
-        assert!(pubout.status.success());
-        assert_eq!(
-            String::from_utf8(pubout.stdout).unwrap(),
-            key.public_key().to_spki_pem()
-        );
-        let pem_path = written[2].to_str().unwrap();
-        let pubin = openssl(&["pkey", "-pubin", "-in", pem_path, "-noout"]).unwrap();
-        assert!(
-            pubin.status.success(),
-            "{}",
-            String::from_utf8_lossy(&pubin.stderr)
-        );
-    }
-
-    #[test]
-    fn reads_keys_generated_by_openssl() {
-        let dir = tempfile::tempdir().unwrap();
-        let key_path = dir.path().join("openssl.key");
-        let key_arg = key_path.to_str().unwrap();
-        let Some(generated) = openssl(&["genpkey", "-algorithm", "ed25519", "-out", key_arg])
-        else {
-            return;
-        };
-        assert!(
-            generated.status.success(),
-            "{}",
-            String::from_utf8_lossy(&generated.stderr)
-        );
-        let key = SigningKeyPair::read_pem_file(&key_path).unwrap();
-        // OpenSSL writes v1; so do we, byte for byte.
-        assert_eq!(*key.to_pkcs8_pem(), fs::read_to_string(&key_path).unwrap());
-
-        let pubout = openssl(&["pkey", "-in", key_arg, "-pubout"]).unwrap();
-        assert!(pubout.status.success());
-        let openssl_public = String::from_utf8(pubout.stdout).unwrap();
-        assert_eq!(
-            PublicKey::from_spki_pem(&openssl_public).unwrap(),
-            key.public_key()
-        );
-        assert_eq!(openssl_public, key.public_key().to_spki_pem());
     }
 
     #[test]

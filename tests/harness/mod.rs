@@ -52,6 +52,8 @@ pub enum Part {
     Actionlint,
     /// jq, which the GitHub Action's scripts use (as GitHub's runners have it).
     Jq,
+    /// The `openssl` command, the other reader and writer of our key files.
+    OpenSsl,
 }
 
 impl Part {
@@ -89,6 +91,7 @@ impl Part {
                 }
             }
             Part::Jq => (!on_path("jq")).then(|| "jq not on PATH".to_owned()),
+            Part::OpenSsl => (!on_path("openssl")).then(|| "openssl not on PATH".to_owned()),
             Part::GnuTar => match Command::new("tar").arg("--version").output() {
                 Ok(out) if String::from_utf8_lossy(&out.stdout).contains("GNU tar") => None,
                 Ok(_) => Some("`tar` is not GNU tar".into()),
