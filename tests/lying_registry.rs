@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::crafted::{fixture, pack, signed_example_bundle};
+use common::crafted::{fixture, signed_example_bundle};
 use common::*;
 use serde_json::{json, Value};
 use skillbundle::bundle::{self, Bundle};
@@ -18,7 +18,6 @@ use skillbundle::credentials::Credentials;
 use skillbundle::fetch::{self, Source};
 use skillbundle::registry;
 use skillbundle::release;
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -236,7 +235,7 @@ fn sha256(bytes: &[u8]) -> String {
 /// A bundle of example-skills named `name` at `version`, signed by the fixture's key:
 /// what a vendor's key could have signed, whatever the builder would say about it.
 fn signed_bundle(name: &str, version: &str) -> Vec<u8> {
-    signed_example_bundle(name, version, &fixture().key)
+    signed_example_bundle(name, version, std::slice::from_ref(&fixture().key))
 }
 
 /// The manifest `push` writes for `bytes`.
@@ -421,24 +420,8 @@ impl Switchable {
 
 /// The same name and version signed by one more key: a valid bundle with other bytes.
 fn resigned(name: &str, version: &str) -> Vec<u8> {
-    let checked = skillbundle::pipeline::check(&example_skills());
-    let interfaces: Vec<_> = checked.skills.iter().map(|s| &s.interface).collect();
-    let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
-    let mut contents = bundle::contents(
-        name,
-        version,
-        schema.digest(),
-        &interfaces,
-        &skillbundle::pipeline::card_fragment(&checked.skills),
-    );
     let other = skillbundle::keys::SigningKeyPair::from_seed(&[9; 32]);
-    bundle::sign::sign(&mut contents, &[fixture().key.clone(), other]);
-    let files: BTreeMap<String, Vec<u8>> = contents
-        .files
-        .into_iter()
-        .map(|(path, body)| (path, body.bytes().to_vec()))
-        .collect();
-    pack(&files, 0)
+    signed_example_bundle(name, version, &[fixture().key.clone(), other])
 }
 
 fn plain() -> fetch::FetchOptions {

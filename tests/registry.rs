@@ -887,7 +887,7 @@ fn a_bundle_signed_over_a_path_as_its_name_is_refused_and_written_nowhere() {
     let key = SigningKeyPair::read_pem_file(&ws.path().join("keys/release.key")).unwrap();
     write(
         &ws.path().join("crafted.tar.gz"),
-        common::crafted::signed_example_bundle("../../x", "1.0.0", &key),
+        common::crafted::signed_example_bundle("../../x", "1.0.0", &[key]),
     );
     let reference = format!("{}/oras/net:crafted", registry.host());
     oras.run(

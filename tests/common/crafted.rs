@@ -473,9 +473,9 @@ pub fn corpus(fx: &Fixture) -> Vec<Crafted> {
     ]
 }
 
-/// The example skills as a bundle named `name` at `version`, signed by `key`, whatever
+/// The example skills as a bundle named `name` at `version`, signed by `keys`, whatever
 /// the name: what a vendor's key can sign although the builder refuses the name.
-pub fn signed_example_bundle(name: &str, version: &str, key: &SigningKeyPair) -> Vec<u8> {
+pub fn signed_example_bundle(name: &str, version: &str, keys: &[SigningKeyPair]) -> Vec<u8> {
     let checked = skillbundle::pipeline::check(&super::example_skills());
     let interfaces: Vec<_> = checked.skills.iter().map(|s| &s.interface).collect();
     let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
@@ -486,7 +486,7 @@ pub fn signed_example_bundle(name: &str, version: &str, key: &SigningKeyPair) ->
         &interfaces,
         &skillbundle::pipeline::card_fragment(&checked.skills),
     );
-    bundle::sign::sign(&mut contents, std::slice::from_ref(key));
+    bundle::sign::sign(&mut contents, keys);
     let files: BTreeMap<String, Vec<u8>> = contents
         .files
         .into_iter()
