@@ -42,6 +42,8 @@ pub mod examples;
 pub mod fetch;
 pub mod final_task;
 pub mod finding;
+#[cfg(feature = "gateway")]
+pub mod gateway;
 pub mod init;
 pub mod interface;
 pub mod interface_cache;

@@ -78,11 +78,28 @@ enum Command {
     Push(push::Args),
     #[cfg(feature = "oci")]
     Pull(pull::Args),
+    #[cfg(feature = "gateway")]
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
-    interrupt::install();
-    let cli = match Cli::try_parse() {
+    let cli = Cli::try_parse();
+    // Parsing starts no thread, so the signal mask is still set before any other starts.
+    // `serve` takes SIGTERM and SIGINT itself, for a graceful shutdown.
+    #[cfg(feature = "gateway")]
+    let serving = matches!(
+        &cli,
+        Ok(Cli {
+            command: Command::Serve(_),
+            ..
+        })
+    );
+    #[cfg(not(feature = "gateway"))]
+    let serving = false;
+    if !serving {
+        interrupt::install();
+    }
+    let cli = match cli {
         Ok(cli) => cli,
         Err(e) => return render::finish(output::clap_exit(&e)),
     };
@@ -121,6 +138,8 @@ fn main() -> ExitCode {
         Command::Push(args) => push::run(format, args),
         #[cfg(feature = "oci")]
         Command::Pull(args) => pull::run(format, args),
+        #[cfg(feature = "gateway")]
+        Command::Serve(args) => serve::run(format, args),
     };
     render::finish(status)
 }

@@ -707,7 +707,7 @@ fn settled_event(event: &Value) -> bool {
 
 /// The end of the first SSE event in `buffer` (before its blank line) and where the
 /// next begins.
-fn event_boundary(buffer: &[u8]) -> Option<(usize, usize)> {
+pub(crate) fn event_boundary(buffer: &[u8]) -> Option<(usize, usize)> {
     for i in 0..buffer.len() {
         let rest = &buffer[i..];
         if rest.starts_with(b"\r\n\r\n") {
@@ -722,7 +722,7 @@ fn event_boundary(buffer: &[u8]) -> Option<(usize, usize)> {
 
 /// The joined `data:` lines of one SSE event (None for an event without data, such as
 /// a comment or keep-alive).
-fn sse_data(event: &[u8]) -> Result<Option<Vec<u8>>, WireError> {
+pub(crate) fn sse_data(event: &[u8]) -> Result<Option<Vec<u8>>, WireError> {
     let text =
         std::str::from_utf8(event).map_err(|_| transport("", "a stream event is not UTF-8"))?;
     let mut data: Vec<&str> = Vec::new();
@@ -735,7 +735,7 @@ fn sse_data(event: &[u8]) -> Result<Option<Vec<u8>>, WireError> {
 }
 
 /// Percent-encode a task id for a URL path segment.
-fn percent(id: &str) -> String {
+pub(crate) fn percent(id: &str) -> String {
     id.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {

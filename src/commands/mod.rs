@@ -28,6 +28,8 @@ pub mod probe;
 pub mod pull;
 #[cfg(feature = "oci")]
 pub mod push;
+#[cfg(feature = "gateway")]
+pub mod serve;
 pub mod validate;
 pub mod verify;
 

@@ -1,0 +1,854 @@
+//! The A2A operations of the gateway (the SDK's [`RequestHandler`]): each Message routed
+//! by the library's rules ([`Bundle::route_message`], draft "Domain-skill invocation",
+//! "describe_skill request", the intermediate-exchange table), refused or answered from
+//! the bundle without calling the upstream, or forwarded; everything the upstream sends
+//! back about a governed Task shown only through a [`TaskView`].
+//!
+//! What the gateway decides itself — a refusal as a rejected or failed Task, a
+//! describe_skill Task, a Task the upstream failed to finish — is kept in a bounded index
+//! ([`TaskIndex`]) so GetTask shows the same Task later. Base A2A requests (no skill
+//! request object) pass through unchanged; their Tasks are only remembered as base Tasks.
+
+use super::upstream::{Op, Upstream, UpstreamError};
+use super::view::{self, guard_task, integral, TaskView};
+use super::{Gateway, Loaded, Shared};
+use crate::agent::message::{ExistingTask, Part as RoutedPart, Policy, Refusal, Route};
+use crate::agent::Request;
+use crate::condition::ErrorObject;
+use crate::interface::DESCRIBE_SKILL;
+use a2a_server::{RequestHandler, ServiceParams};
+use a2a_types::{
+    error_code, A2AError, AgentCard, Artifact, CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest, GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Message, Part,
+    PartContent, SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
+    Task, TaskPushNotificationConfig, TaskState, TypedDetail,
+};
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// What the gateway remembers of a Task.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The governed skill the Task invokes; `None` for a base A2A Task.
+    pub skill_id: Option<String>,
+    /// The Task as the gateway decided it, when the upstream has no say (a refusal, a
+    /// describe_skill answer, a Task the upstream did not finish in time).
+    pub decided: Option<Task>,
+}
+
+/// Tasks by id, the oldest forgotten beyond `capacity`.
+#[derive(Debug)]
+pub struct TaskIndex {
+    capacity: usize,
+    entries: HashMap<String, Entry>,
+    order: VecDeque<String>,
+}
+
+impl TaskIndex {
+    pub fn new(capacity: usize) -> Self {
+        TaskIndex {
+            capacity: capacity.max(1),
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.entries.get(id)
+    }
+
+    pub fn insert(&mut self, id: &str, entry: Entry) {
+        if self.entries.insert(id.to_string(), entry).is_none() {
+            self.order.push_back(id.to_string());
+        }
+        while self.order.len() > self.capacity {
+            if let Some(old) = self.order.pop_front() {
+                self.entries.remove(&old);
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Whether the request's `A2A-Extensions` header activates the schema-interface
+/// extension.
+pub fn activated(params: &ServiceParams) -> bool {
+    params
+        .get("a2a-extensions")
+        .into_iter()
+        .flatten()
+        .flat_map(|v| v.split(','))
+        .any(|v| v.trim() == crate::a2a::EXTENSION_URI)
+}
+
+/// An A2A error with a fixed message and, when the draft's condition applies, its code
+/// in the `google.rpc.ErrorInfo` metadata (`{"code": <condition>}`).
+fn binding_error(code: i32, message: &str, condition: Option<&ErrorObject>) -> A2AError {
+    let error = A2AError::new(code, message);
+    match condition {
+        None => error,
+        Some(e) => error.with_details(vec![TypedDetail::error_info(
+            a2a_types::error_reason(code),
+            a2a_types::PROTOCOL_DOMAIN,
+            Some(HashMap::from([(
+                "code".to_string(),
+                e.code().as_str().to_string(),
+            )])),
+        )]),
+    }
+}
+
+/// The caller's view of an upstream error: the A2A code when it is one of A2A's own,
+/// with a fixed message; anything else is an internal error. Nothing of the upstream's
+/// text.
+fn upstream_error(e: &UpstreamError) -> A2AError {
+    match e {
+        UpstreamError::Binding(code)
+            if (error_code::VERSION_NOT_SUPPORTED..=error_code::TASK_NOT_FOUND).contains(code)
+                || *code == error_code::INVALID_PARAMS =>
+        {
+            A2AError::new(
+                *code,
+                format!(
+                    "the agent answered {}",
+                    a2a_types::error_reason(*code)
+                        .to_lowercase()
+                        .replace('_', " ")
+                ),
+            )
+        }
+        _ => A2AError::internal(view::UPSTREAM_FAILURE),
+    }
+}
+
+/// The Message with every Data Part's numbers as the caller wrote them (see
+/// [`integral`]).
+fn normalized(mut message: Message) -> Message {
+    for part in &mut message.parts {
+        if let PartContent::Data(v) = &mut part.content {
+            *v = integral(v.take());
+        }
+    }
+    message
+}
+
+/// The skill a Task invokes, from the first Message of its history.
+fn skill_of_history(bundle: &crate::bundle::Bundle, task: &Task) -> Option<String> {
+    let first = task.history.as_ref()?.first()?;
+    first.parts.iter().find_map(|p| match &p.content {
+        PartContent::Data(v) => bundle
+            .requested_skill(v)
+            .filter(|s| *s != DESCRIBE_SKILL)
+            .map(str::to_string),
+        _ => None,
+    })
+}
+
+fn ids(message: &Message) -> (String, String) {
+    (
+        a2a_types::new_task_id(),
+        message
+            .context_id
+            .clone()
+            .unwrap_or_else(a2a_types::new_context_id),
+    )
+}
+
+/// A Task the gateway ends itself. It has no history: nothing the caller sent is
+/// repeated back.
+fn decided_task(
+    message: &Message,
+    state: TaskState,
+    reply: Message,
+    artifacts: Vec<Artifact>,
+) -> Task {
+    let (id, context_id) = ids(message);
+    let mut reply = reply;
+    reply.task_id = Some(id.clone());
+    reply.context_id = Some(context_id.clone());
+    Task {
+        id,
+        context_id,
+        status: view::status(state, Some(reply)),
+        artifacts: (!artifacts.is_empty()).then_some(artifacts),
+        history: None,
+        metadata: None,
+    }
+}
+
+/// What one Message leads to.
+enum Plan {
+    /// A Task the gateway decides without the upstream.
+    Decided(Box<Task>),
+    /// Forward; the Task is of this governed skill (`None`: a base request).
+    Forward(Option<String>),
+}
+
+impl Shared {
+    fn policy(&self) -> Policy {
+        Policy {
+            require_extension: self.settings.require_extension,
+            base_requests: true,
+        }
+    }
+
+    fn refused(&self, code: &str) {
+        self.metrics.refusal(code);
+    }
+
+    /// The upstream, once its card was read.
+    fn upstream(&self) -> Result<Arc<Upstream>, A2AError> {
+        self.upstream
+            .read()
+            .expect("the upstream lock is never poisoned")
+            .clone()
+            .ok_or_else(|| {
+                A2AError::internal(
+                    "the gateway is not ready: the upstream agent's card was not read yet",
+                )
+            })
+    }
+
+    /// The Task a Message addresses, as the router needs it.
+    async fn existing(
+        &self,
+        loaded: &Loaded,
+        task_id: &str,
+    ) -> Result<(Option<String>, bool), A2AError> {
+        let entry = self.index().get(task_id).cloned();
+        if let Some(Entry {
+            decided: Some(_), ..
+        }) = entry
+        {
+            // Decided by the gateway: ended, nothing more goes into it.
+            return Ok((None, false));
+        }
+        let upstream = self.upstream()?;
+        let params = serde_json::json!({"id": task_id, "historyLength": 1});
+        let task = self.timed(upstream.unary(Op::GetTask, &params)).await;
+        let task: Option<Task> = task.ok().and_then(|v| serde_json::from_value(v).ok());
+        let skill = entry.and_then(|e| e.skill_id).or_else(|| {
+            task.as_ref()
+                .and_then(|t| skill_of_history(&loaded.bundle, t))
+        });
+        let interrupted = task.as_ref().is_some_and(|t| {
+            matches!(
+                t.status.state,
+                TaskState::InputRequired | TaskState::AuthRequired
+            )
+        });
+        Ok((skill, interrupted))
+    }
+
+    /// Route a Message: what the gateway answers itself, or what it forwards.
+    async fn plan(
+        &self,
+        loaded: &Loaded,
+        params: &ServiceParams,
+        message: &Message,
+    ) -> Result<Plan, A2AError> {
+        let bundle = &loaded.bundle;
+        let parts: Vec<RoutedPart<'_>> = message
+            .parts
+            .iter()
+            .map(|p| match &p.content {
+                PartContent::Data(v) => RoutedPart::Data(v),
+                _ => RoutedPart::Other,
+            })
+            .collect();
+        let metadata = message
+            .metadata
+            .as_ref()
+            .map(|m| Value::Object(m.clone().into_iter().collect()));
+        let known = match &message.task_id {
+            Some(id) => Some(self.existing(loaded, id).await?),
+            None => None,
+        };
+        let existing = known.as_ref().map(|(skill, interrupted)| ExistingTask {
+            skill_id: skill.as_deref(),
+            interrupted: *interrupted,
+        });
+        let routed = bundle.route_message(
+            &parts,
+            metadata.as_ref(),
+            activated(params),
+            existing,
+            self.policy(),
+        );
+        Ok(match routed {
+            Err(Refusal::ExtensionRequired) => {
+                self.refused("extension_required");
+                return Err(A2AError::new(
+                    error_code::EXTENSION_SUPPORT_REQUIRED,
+                    format!(
+                        "this agent requires the extension {}: activate it with the A2A-Extensions request header",
+                        crate::a2a::EXTENSION_URI
+                    ),
+                ));
+            }
+            Err(Refusal::Binding(e)) => {
+                self.refused(e.code().as_str());
+                return Err(binding_error(
+                    error_code::INVALID_PARAMS,
+                    e.message(),
+                    Some(&e),
+                ));
+            }
+            Err(Refusal::NotActivated) => {
+                self.refused("not_activated");
+                let text = format!(
+                    "this agent's skills are schema-governed: activate the extension {} with the A2A-Extensions request header and send a skill request object as the Message's single Data Part",
+                    crate::a2a::EXTENSION_URI
+                );
+                Plan::Decided(Box::new(decided_task(
+                    message,
+                    TaskState::Rejected,
+                    view::text_message(&text, "", ""),
+                    Vec::new(),
+                )))
+            }
+            Err(Refusal::Task(e)) => {
+                self.refused(e.code().as_str());
+                let state = match e.task_state() {
+                    Some(TaskState::Failed) => TaskState::Failed,
+                    _ => TaskState::Rejected,
+                };
+                Plan::Decided(Box::new(decided_task(
+                    message,
+                    state,
+                    view::error_message(&e, "", ""),
+                    Vec::new(),
+                )))
+            }
+            Ok(Route::Request(Request::Describe { skill_id })) => {
+                let result = bundle
+                    .describe_skill(skill_id)
+                    .expect("the router checked the skill is advertised");
+                let artifact = Artifact {
+                    artifact_id: a2a_types::new_artifact_id(),
+                    name: Some(DESCRIBE_SKILL.to_string()),
+                    description: None,
+                    parts: vec![Part::data(result)],
+                    metadata: None,
+                    extensions: Some(vec![crate::a2a::EXTENSION_URI.to_string()]),
+                };
+                Plan::Decided(Box::new(decided_task(
+                    message,
+                    TaskState::Completed,
+                    view::text_message("described", "", ""),
+                    vec![artifact],
+                )))
+            }
+            Ok(Route::Request(Request::Invoke { skill_id, .. })) => {
+                Plan::Forward(Some(skill_id.to_string()))
+            }
+            Ok(Route::FollowUp) => {
+                Plan::Forward(existing.and_then(|e| e.skill_id).map(str::to_string))
+            }
+            Ok(Route::Base) => Plan::Forward(None),
+        })
+    }
+
+    fn remember(&self, task_id: &str, skill_id: Option<&str>, decided: Option<&Task>) {
+        self.index().insert(
+            task_id,
+            Entry {
+                skill_id: skill_id.map(str::to_string),
+                decided: decided.cloned(),
+            },
+        );
+    }
+
+    /// A governed Task the upstream could not finish: failed by the gateway, and
+    /// remembered so.
+    fn failed_task(
+        &self,
+        message: &Message,
+        skill_id: &str,
+        task: Option<&Task>,
+        error: Option<ErrorObject>,
+    ) -> Task {
+        let reply = match &error {
+            Some(e) => view::error_message(e, "", ""),
+            None => view::text_message(view::UPSTREAM_FAILURE, "", ""),
+        };
+        let mut failed = decided_task(message, TaskState::Failed, reply, Vec::new());
+        if let Some(task) = task {
+            failed.id = task.id.clone();
+            failed.context_id = task.context_id.clone();
+        }
+        if let Some(m) = failed.status.message.as_mut() {
+            m.task_id = Some(failed.id.clone());
+            m.context_id = Some(failed.context_id.clone());
+        }
+        self.remember(&failed.id, Some(skill_id), Some(&failed));
+        failed
+    }
+
+    /// The upstream's answer about a Task, as the caller may see it.
+    fn shown(&self, loaded: &Loaded, task: Task, known: Option<&str>) -> Task {
+        let entry = self.index().get(&task.id).cloned();
+        if let Some(Entry {
+            decided: Some(decided),
+            ..
+        }) = entry
+        {
+            return decided;
+        }
+        let skill = entry
+            .and_then(|e| e.skill_id)
+            .or_else(|| known.map(str::to_string))
+            .or_else(|| skill_of_history(&loaded.bundle, &task));
+        match skill {
+            Some(skill) => {
+                let shown = guard_task(&loaded.bundle, &skill, self.settings.task_limits, &task);
+                if shown.status.state == TaskState::Failed && task.status.state != TaskState::Failed
+                {
+                    self.refused("output_invalid");
+                }
+                shown
+            }
+            None => task,
+        }
+    }
+
+    async fn timed<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, UpstreamError>>,
+    ) -> Result<T, UpstreamError> {
+        let started = std::time::Instant::now();
+        let result = f.await;
+        self.metrics.upstream(started.elapsed(), result.is_ok());
+        if let Err(e) = &result {
+            self.log(super::LogRecord::warn("upstream_error").with_code(e.as_str()));
+        }
+        result
+    }
+
+    fn outgoing(message: &Message, request: &SendMessageRequest) -> Value {
+        let mut forwarded = request.clone();
+        forwarded.message = message.clone();
+        serde_json::to_value(&forwarded).expect("an A2A request serializes")
+    }
+}
+
+#[async_trait::async_trait]
+impl RequestHandler for Gateway {
+    async fn send_message(
+        &self,
+        params: &ServiceParams,
+        req: SendMessageRequest,
+    ) -> Result<SendMessageResponse, A2AError> {
+        let loaded = self.loaded();
+        let message = normalized(req.message.clone());
+        let skill = match self.plan(&loaded, params, &message).await? {
+            Plan::Decided(task) => {
+                self.remember(&task.id, None, Some(&task));
+                self.log(
+                    super::LogRecord::info("decided")
+                        .with_task(&task.id)
+                        .with_state(&task.status.state),
+                );
+                return Ok(SendMessageResponse::Task(*task));
+            }
+            Plan::Forward(skill) => skill,
+        };
+        let upstream = self.upstream()?;
+        let answer = self
+            .timed(upstream.unary(Op::SendMessage, &Shared::outgoing(&message, &req)))
+            .await
+            .and_then(|v| {
+                serde_json::from_value::<SendMessageResponse>(v)
+                    .map_err(|_| UpstreamError::Malformed)
+            });
+        let Some(skill) = skill else {
+            // A base request: the upstream's answer, unchanged.
+            let answer = answer.map_err(|e| upstream_error(&e))?;
+            if let SendMessageResponse::Task(task) = &answer {
+                self.remember(&task.id, None, None);
+            }
+            return Ok(answer);
+        };
+        let task = match answer {
+            Ok(SendMessageResponse::Task(task)) => {
+                self.remember(&task.id, Some(&skill), None);
+                let shown = self.shown(&loaded, task, Some(&skill));
+                self.log(
+                    super::LogRecord::info("forwarded")
+                        .with_task(&shown.id)
+                        .with_skill(&skill)
+                        .with_state(&shown.status.state),
+                );
+                shown
+            }
+            Ok(SendMessageResponse::Message(_)) => {
+                let error = loaded.bundle.check_result_object(&skill, None).err();
+                self.refused("output_invalid");
+                self.failed_task(&message, &skill, None, error)
+            }
+            Err(_) => self.failed_task(&message, &skill, None, None),
+        };
+        Ok(SendMessageResponse::Task(task))
+    }
+
+    async fn send_streaming_message(
+        &self,
+        params: &ServiceParams,
+        req: SendMessageRequest,
+    ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
+        let loaded = self.loaded();
+        let message = normalized(req.message.clone());
+        let skill = match self.plan(&loaded, params, &message).await? {
+            Plan::Decided(task) => {
+                self.remember(&task.id, None, Some(&task));
+                return Ok(Box::pin(futures::stream::once(async move {
+                    Ok(StreamResponse::Task(*task))
+                })));
+            }
+            Plan::Forward(skill) => skill,
+        };
+        let upstream = self.upstream()?;
+        let events = self
+            .timed(upstream.stream(Op::SendStreamingMessage, &Shared::outgoing(&message, &req)))
+            .await;
+        let Some(skill) = skill else {
+            let events = events.map_err(|e| upstream_error(&e))?;
+            return Ok(Box::pin(events.map(|e| {
+                e.map_err(|e| upstream_error(&e)).and_then(|v| {
+                    serde_json::from_value::<StreamResponse>(v)
+                        .map_err(|_| A2AError::invalid_agent_response())
+                })
+            })));
+        };
+        let this = self.inner.clone();
+        match events {
+            Ok(events) => Ok(guarded_stream(this, loaded, skill, Some(message), events)),
+            Err(_) => {
+                let task = self.failed_task(&message, &skill, None, None);
+                Ok(Box::pin(futures::stream::once(async move {
+                    Ok(StreamResponse::Task(task))
+                })))
+            }
+        }
+    }
+
+    async fn get_task(
+        &self,
+        _params: &ServiceParams,
+        req: GetTaskRequest,
+    ) -> Result<Task, A2AError> {
+        let loaded = self.loaded();
+        if let Some(Entry {
+            decided: Some(task),
+            ..
+        }) = self.index().get(&req.id).cloned()
+        {
+            return Ok(task);
+        }
+        let upstream = self.upstream()?;
+        let params = serde_json::to_value(&req).expect("an A2A request serializes");
+        let value = self
+            .timed(upstream.unary(Op::GetTask, &params))
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        let task: Task =
+            serde_json::from_value(value).map_err(|_| A2AError::invalid_agent_response())?;
+        if task.id != req.id {
+            return Err(A2AError::invalid_agent_response());
+        }
+        Ok(self.shown(&loaded, task, None))
+    }
+
+    async fn list_tasks(
+        &self,
+        _params: &ServiceParams,
+        req: ListTasksRequest,
+    ) -> Result<ListTasksResponse, A2AError> {
+        let loaded = self.loaded();
+        let upstream = self.upstream()?;
+        let params = serde_json::to_value(&req).expect("an A2A request serializes");
+        let value = self
+            .timed(upstream.unary(Op::ListTasks, &params))
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        let mut list: ListTasksResponse =
+            serde_json::from_value(value).map_err(|_| A2AError::invalid_agent_response())?;
+        list.tasks = std::mem::take(&mut list.tasks)
+            .into_iter()
+            .map(|t| self.shown(&loaded, t, None))
+            .collect();
+        Ok(list)
+    }
+
+    async fn cancel_task(
+        &self,
+        _params: &ServiceParams,
+        req: CancelTaskRequest,
+    ) -> Result<Task, A2AError> {
+        let loaded = self.loaded();
+        if let Some(Entry {
+            decided: Some(_), ..
+        }) = self.index().get(&req.id)
+        {
+            return Err(A2AError::task_not_cancelable(&req.id));
+        }
+        let upstream = self.upstream()?;
+        let params = serde_json::to_value(&req).expect("an A2A request serializes");
+        let value = self
+            .timed(upstream.unary(Op::CancelTask, &params))
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        let task: Task =
+            serde_json::from_value(value).map_err(|_| A2AError::invalid_agent_response())?;
+        if task.id != req.id {
+            return Err(A2AError::invalid_agent_response());
+        }
+        Ok(self.shown(&loaded, task, None))
+    }
+
+    async fn subscribe_to_task(
+        &self,
+        _params: &ServiceParams,
+        req: SubscribeToTaskRequest,
+    ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
+        let loaded = self.loaded();
+        let entry = self.index().get(&req.id).cloned();
+        if let Some(Entry {
+            decided: Some(task),
+            ..
+        }) = entry
+        {
+            return Ok(Box::pin(futures::stream::once(async move {
+                Ok(StreamResponse::Task(task))
+            })));
+        }
+        let upstream = self.upstream()?;
+        let params = serde_json::to_value(&req).expect("an A2A request serializes");
+        let events = self
+            .timed(upstream.stream(Op::SubscribeToTask, &params))
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        match entry.and_then(|e| e.skill_id) {
+            Some(skill) => Ok(guarded_stream(
+                self.inner.clone(),
+                loaded,
+                skill,
+                None,
+                events,
+            )),
+            None => Ok(Box::pin(events.map(|e| {
+                e.map_err(|e| upstream_error(&e)).and_then(|v| {
+                    serde_json::from_value::<StreamResponse>(v)
+                        .map_err(|_| A2AError::invalid_agent_response())
+                })
+            }))),
+        }
+    }
+
+    async fn create_push_config(
+        &self,
+        _: &ServiceParams,
+        _: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn get_push_config(
+        &self,
+        _: &ServiceParams,
+        _: GetTaskPushNotificationConfigRequest,
+    ) -> Result<TaskPushNotificationConfig, A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn list_push_configs(
+        &self,
+        _: &ServiceParams,
+        _: ListTaskPushNotificationConfigsRequest,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn delete_push_config(
+        &self,
+        _: &ServiceParams,
+        _: DeleteTaskPushNotificationConfigRequest,
+    ) -> Result<(), A2AError> {
+        Err(A2AError::push_notification_not_supported())
+    }
+
+    async fn get_extended_agent_card(
+        &self,
+        _: &ServiceParams,
+        _: GetExtendedAgentCardRequest,
+    ) -> Result<AgentCard, A2AError> {
+        Err(A2AError::extended_card_not_configured())
+    }
+}
+
+/// The upstream's events of a governed Task, as the caller may see them: each through
+/// the Task's [`TaskView`]; the stream ends when the view does.
+fn guarded_stream(
+    gateway: Arc<Shared>,
+    loaded: Arc<Loaded>,
+    skill: String,
+    message: Option<Message>,
+    events: BoxStream<'static, Result<Value, UpstreamError>>,
+) -> BoxStream<'static, Result<StreamResponse, A2AError>> {
+    struct Guarding {
+        gateway: Arc<Shared>,
+        loaded: Arc<Loaded>,
+        skill: String,
+        message: Option<Message>,
+        events: Option<BoxStream<'static, Result<Value, UpstreamError>>>,
+        view: Option<TaskView>,
+        upstream_task: Option<Task>,
+        pending: VecDeque<StreamResponse>,
+    }
+    impl Guarding {
+        fn view_for(&mut self, task_id: &str, context_id: &str) -> &mut TaskView {
+            if self.view.is_none() {
+                self.gateway.remember(task_id, Some(&self.skill), None);
+                self.view = TaskView::new(
+                    &self.loaded.bundle,
+                    &self.skill,
+                    self.gateway.settings.task_limits,
+                    task_id,
+                    context_id,
+                );
+            }
+            self.view
+                .as_mut()
+                .expect("the bundle has the skill the router chose")
+        }
+
+        /// The upstream failed, or ended the stream: what the caller sees then.
+        fn end(&mut self, error: Option<UpstreamError>) {
+            self.events = None;
+            let mut out = Vec::new();
+            match (&mut self.view, &self.message) {
+                (Some(view), _) => match error {
+                    Some(_) => view.upstream_failed(&mut out),
+                    None => view.ended(None, &mut out),
+                },
+                (None, Some(message)) => {
+                    let task = self.gateway.failed_task(message, &self.skill, None, None);
+                    out.push(StreamResponse::Task(task));
+                }
+                (None, None) => {}
+            }
+            self.finish(out);
+        }
+
+        fn finish(&mut self, out: Vec<StreamResponse>) {
+            let failed = self.view.as_ref().is_some_and(|v| v.is_finished())
+                && out.iter().any(|e| matches!(e, StreamResponse::StatusUpdate(s) if s.status.state == TaskState::Failed));
+            if failed {
+                if let (Some(view), Some(task)) = (&self.view, &self.upstream_task) {
+                    // Remember the failure: GetTask shows what the stream showed.
+                    let shown = view.shown_task(task);
+                    self.gateway
+                        .remember(&shown.id, Some(&self.skill), Some(&shown));
+                }
+            }
+            self.pending.extend(out);
+            if self.view.as_ref().is_some_and(|v| v.is_finished()) {
+                self.events = None;
+            }
+        }
+
+        fn apply(&mut self, event: StreamResponse) {
+            let loaded = self.loaded.clone();
+            let bundle = &loaded.bundle;
+            let mut out = Vec::new();
+            match event {
+                StreamResponse::Task(task) => {
+                    let view = self.view_for(&task.id, &task.context_id);
+                    view.task(bundle, &task, &mut out);
+                    let shown = view.shown_task(&task);
+                    self.upstream_task = Some(task);
+                    out.clear();
+                    out.push(StreamResponse::Task(shown));
+                }
+                StreamResponse::ArtifactUpdate(e) => {
+                    self.upstream_task
+                        .get_or_insert_with(|| stub_task(&e.task_id, &e.context_id));
+                    let view = self.view_for(&e.task_id, &e.context_id);
+                    view.artifact(
+                        bundle,
+                        &e.artifact,
+                        e.append.unwrap_or(false),
+                        e.last_chunk.unwrap_or(false),
+                        &mut out,
+                    );
+                }
+                StreamResponse::StatusUpdate(e) => {
+                    self.upstream_task
+                        .get_or_insert_with(|| stub_task(&e.task_id, &e.context_id));
+                    let view = self.view_for(&e.task_id, &e.context_id);
+                    view.status(bundle, &e.status, &mut out);
+                }
+                StreamResponse::Message(m) => match self.view.as_mut() {
+                    Some(view) => view.message(bundle, &mut out),
+                    None => {
+                        let error = bundle.check_result_object(&self.skill, None).err();
+                        let message = self.message.clone().unwrap_or(m);
+                        let task = self.gateway.failed_task(&message, &self.skill, None, error);
+                        out.push(StreamResponse::Task(task));
+                        self.events = None;
+                    }
+                },
+            }
+            self.finish(out);
+        }
+    }
+    let state = Guarding {
+        gateway,
+        loaded,
+        skill,
+        message,
+        events: Some(events),
+        view: None,
+        upstream_task: None,
+        pending: VecDeque::new(),
+    };
+    Box::pin(futures::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(event) = s.pending.pop_front() {
+                return Some((Ok(event), s));
+            }
+            let events = s.events.as_mut()?;
+            match events.next().await {
+                None => s.end(None),
+                Some(Err(e)) => s.end(Some(e)),
+                Some(Ok(value)) => match serde_json::from_value::<StreamResponse>(value) {
+                    Ok(event) => s.apply(event),
+                    Err(_) => s.end(Some(UpstreamError::Malformed)),
+                },
+            }
+        }
+    }))
+}
+
+fn stub_task(id: &str, context_id: &str) -> Task {
+    Task {
+        id: id.to_string(),
+        context_id: context_id.to_string(),
+        status: view::status(TaskState::Submitted, None),
+        artifacts: None,
+        history: None,
+        metadata: None,
+    }
+}

@@ -1,0 +1,296 @@
+//! The gateway's HTTP face: the SDK's JSON-RPC (`POST /`) and HTTP+JSON routers around
+//! the [`Gateway`] handler, the Agent Card, `/healthz`, `/readyz` and `/metrics`; and
+//! what stands in front of the SDK on every A2A request:
+//!
+//! - a concurrency limit (beyond it, 503 at once: a gateway sheds load rather than
+//!   queue without bound);
+//! - the raw-body guard: the body is read at most [`RequestLimits::max_body_bytes`] of
+//!   it, then by the library's strict I-JSON reader ([`crate::json::parse_with_limits`]:
+//!   UTF-8 only, no duplicate members, integers within ±(2^53−1), nesting and value
+//!   limits) before the SDK parses it, so the request checked is the request forwarded
+//!   (draft "Security Considerations"; the Python request guard's rules). A body that is
+//!   not I-JSON gets the binding's parse error (JSON-RPC −32700, HTTP+JSON 400), a body
+//!   beyond a limit the binding's invalid-request error with the draft's
+//!   `resource_limit_exceeded` in its `google.rpc.ErrorInfo` metadata. Messages give the
+//!   class of fault and its line and column, never the body's text;
+//! - the `A2A-Extensions` echo: a request that activated the extension gets its URI
+//!   back in the response header (draft "Agent advertisement").
+
+use super::{Gateway, RequestLimits};
+use crate::a2a::EXTENSION_URI;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+#[derive(Clone)]
+struct Guarding {
+    gateway: Gateway,
+    limits: RequestLimits,
+    permits: Arc<Semaphore>,
+}
+
+/// The gateway's router (all routes, all layers).
+pub fn router(gateway: Gateway) -> axum::Router {
+    let handler = Arc::new(gateway.clone());
+    let a2a = a2a_server::jsonrpc::jsonrpc_router(handler.clone())
+        .merge(a2a_server::rest::rest_router(handler));
+    let guarding = Guarding {
+        limits: gateway.settings.requests,
+        permits: Arc::new(Semaphore::new(gateway.settings.requests.max_concurrency)),
+        gateway: gateway.clone(),
+    };
+    let a2a = a2a
+        .layer(axum::middleware::from_fn(echo_extension))
+        .layer(axum::middleware::from_fn_with_state(guarding, guard));
+    axum::Router::new()
+        .route(a2a_server::WELL_KNOWN_AGENT_CARD_PATH, get(agent_card))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(gateway)
+        .merge(a2a)
+}
+
+async fn agent_card(State(gateway): State<Gateway>) -> Response {
+    let loaded = gateway.loaded();
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        loaded.card.to_string(),
+    )
+        .into_response()
+}
+
+async fn readyz(State(gateway): State<Gateway>) -> Response {
+    if gateway.is_ready() {
+        (StatusCode::OK, "ready\n").into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: the upstream agent's card was not read yet\n",
+        )
+            .into_response()
+    }
+}
+
+async fn metrics(State(gateway): State<Gateway>) -> Response {
+    let loaded = gateway.loaded();
+    let info = super::metrics::BundleInfo {
+        name: loaded.bundle.name(),
+        version: loaded.bundle.version(),
+        digest: &loaded.digest,
+    };
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        gateway.metrics.render(&info, gateway.is_ready()),
+    )
+        .into_response()
+}
+
+/// Echo the extension's URI when the request activated it.
+async fn echo_extension(request: Request, next: Next) -> Response {
+    let activated = request
+        .headers()
+        .get_all("a2a-extensions")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| v.trim() == EXTENSION_URI);
+    let mut response = next.run(request).await;
+    if activated {
+        response
+            .headers_mut()
+            .append("a2a-extensions", HeaderValue::from_static(EXTENSION_URI));
+    }
+    response
+}
+
+/// Which binding and A2A method a request is (fixed names only, for the metrics).
+fn operation(method: &Method, path: &str, body: Option<&Value>) -> (&'static str, &'static str) {
+    const METHODS: &[&str] = &[
+        "SendMessage",
+        "SendStreamingMessage",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "SubscribeToTask",
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+        "GetExtendedAgentCard",
+    ];
+    if path == "/" {
+        let name = body
+            .and_then(|b| b.get("method"))
+            .and_then(Value::as_str)
+            .and_then(|m| METHODS.iter().find(|k| **k == m).copied())
+            .unwrap_or("other");
+        return ("jsonrpc", name);
+    }
+    let name = if path.ends_with("/message:send") {
+        "SendMessage"
+    } else if path.ends_with("/message:stream") {
+        "SendStreamingMessage"
+    } else if path.ends_with(":cancel") {
+        "CancelTask"
+    } else if path.ends_with(":subscribe") || path.ends_with("/subscribe") {
+        "SubscribeToTask"
+    } else if path == "/tasks" && method == Method::GET {
+        "ListTasks"
+    } else if path.starts_with("/tasks/")
+        && method == Method::GET
+        && !path.contains("pushNotificationConfigs")
+    {
+        "GetTask"
+    } else {
+        "other"
+    };
+    ("http+json", name)
+}
+
+/// The binding's refusal of a body: `parse` (not I-JSON) or a limit.
+fn refuse(jsonrpc: bool, limit: bool, message: &str) -> Response {
+    let (code, reason) = if limit {
+        (a2a_types::error_code::INVALID_REQUEST, "INVALID_REQUEST")
+    } else {
+        (a2a_types::error_code::PARSE_ERROR, "PARSE_ERROR")
+    };
+    let mut info = json!({
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": reason,
+        "domain": a2a_types::PROTOCOL_DOMAIN,
+    });
+    if limit {
+        info["metadata"] = json!({"code": "resource_limit_exceeded"});
+    }
+    let (status, body) = if jsonrpc {
+        (
+            StatusCode::OK,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message, "data": [info]}}),
+        )
+    } else {
+        (
+            StatusCode::BAD_REQUEST,
+            json!({"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": message, "details": [info]}}),
+        )
+    };
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The concurrency limit and the raw-body guard (see the module documentation).
+async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = g.permits.clone().try_acquire_owned() else {
+        g.gateway.metrics.refusal("concurrency");
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            "the gateway is at its concurrency limit\n",
+        )
+            .into_response();
+    };
+    if !g.gateway.is_ready() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            "not ready: the upstream agent's card was not read yet\n",
+        )
+            .into_response();
+    }
+    let path = request.uri().path().to_string();
+    let method = request.method().clone();
+    let jsonrpc = path == "/";
+    if matches!(
+        method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::DELETE
+    ) {
+        let (binding, name) = operation(&method, &path, None);
+        g.gateway.metrics.request(binding, name);
+        return next.run(request).await;
+    }
+    let max = g.limits.max_body_bytes;
+    let too_large = format!("the request body is larger than this agent accepts ({max} bytes)");
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        g.gateway.metrics.refusal("resource_limit_exceeded");
+        return refuse(jsonrpc, true, &too_large);
+    }
+    let (parts, body) = request.into_parts();
+    let bytes: Bytes = match axum::body::to_bytes(body, max).await {
+        Ok(b) => b,
+        Err(_) => {
+            g.gateway.metrics.refusal("resource_limit_exceeded");
+            return refuse(jsonrpc, true, &too_large);
+        }
+    };
+    let parsed = crate::json::parse_with_limits(&bytes, g.limits.max_depth, g.limits.max_values);
+    let value = match parsed {
+        Ok(v) => v,
+        Err(e) => {
+            let at = format!("line {}, column {}", e.line, e.column);
+            return if e.limit {
+                g.gateway.metrics.refusal("resource_limit_exceeded");
+                refuse(
+                    jsonrpc,
+                    true,
+                    &format!("the request body nests deeper or holds more values than this agent accepts (at {at})"),
+                )
+            } else {
+                g.gateway.metrics.refusal("parse_error");
+                refuse(
+                    jsonrpc,
+                    false,
+                    &format!("the request body is not I-JSON: UTF-8 text of one JSON value, no repeated member names, integers within ±(2^53−1) (at {at})"),
+                )
+            };
+        }
+    };
+    let (binding, name) = operation(&method, &path, Some(&value));
+    g.gateway.metrics.request(binding, name);
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_are_named_from_fixed_sets() {
+        let post = Method::POST;
+        assert_eq!(
+            operation(&post, "/", Some(&json!({"method": "SendMessage"}))),
+            ("jsonrpc", "SendMessage")
+        );
+        assert_eq!(
+            operation(&post, "/", Some(&json!({"method": "<script>"}))),
+            ("jsonrpc", "other")
+        );
+        assert_eq!(
+            operation(&post, "/message:send", None),
+            ("http+json", "SendMessage")
+        );
+        assert_eq!(
+            operation(&Method::GET, "/tasks/abc", None),
+            ("http+json", "GetTask")
+        );
+        assert_eq!(
+            operation(&Method::GET, "/tasks", None),
+            ("http+json", "ListTasks")
+        );
+    }
+}

@@ -1,0 +1,311 @@
+//! What a caller of the gateway may see of one upstream Task of a schema-governed skill:
+//! the upstream's events and Tasks passed through the library's [`TaskGuard`], the one
+//! rule set every executor applies (draft: "Skill output", "Supporting-record schemas",
+//! "Machine-readable error conditions"; [`crate::agent::task`]).
+//!
+//! The upstream knows nothing of the bundle, so everything it sends is held to the
+//! guard's verdicts: a complete supporting record is checked and shown at once, the
+//! primary result is held until the completing status and shown only when the whole Task
+//! conforms, and anything invalid turns the Task `TASK_STATE_FAILED` with the draft's
+//! error object, nothing invalid shown. The same [`TaskView`] serves a stream (event by
+//! event) and a whole Task (SendMessage, GetTask, ListTasks, CancelTask: its Artifacts and
+//! status fed as events, in order), so every path shows the same Task.
+
+use crate::agent::task::{Limits, TaskGuard, Verdict};
+use crate::bundle::Bundle;
+use crate::condition::ErrorObject;
+use a2a_types::{
+    Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
+    TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// The status text of a Task the upstream could not finish within the gateway's limits
+/// (or answered outside A2A): fixed, nothing of the upstream's own words.
+pub const UPSTREAM_FAILURE: &str = "the agent failed while processing this request";
+
+/// One Task of one governed skill, as the gateway shows it.
+#[derive(Debug)]
+pub struct TaskView {
+    guard: TaskGuard,
+    task_id: String,
+    context_id: String,
+    /// Artifacts the guard holds, as the upstream sent them (chunks assembled).
+    held: HashMap<String, Artifact>,
+    /// Artifacts shown so far, in the order they were released.
+    shown: Vec<Artifact>,
+    /// The last status shown.
+    status: Option<TaskStatus>,
+}
+
+/// The data of each Part (a Data Part's value, with integral numbers as integers), or
+/// `None` for another kind of Part: what the guard reads.
+pub fn part_data(parts: &[Part]) -> Vec<Option<Value>> {
+    parts
+        .iter()
+        .map(|p| match &p.content {
+            PartContent::Data(v) => Some(integral(v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A JSON value with every number that is a whole double within ±(2^53−1) written as
+/// an integer. The SDK reads Data Parts through protobuf's `Value`, which holds every
+/// number as a double (`80` arrives as `80.0`); I-JSON makes no difference between the
+/// two, and the upstream and the schemas see the integer the caller wrote.
+pub fn integral(value: Value) -> Value {
+    const MAX: f64 = 9_007_199_254_740_991.0;
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() <= MAX => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(a) => Value::Array(a.into_iter().map(integral).collect()),
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, integral(v))).collect()),
+        other => other,
+    }
+}
+
+/// An agent Message whose single Data Part is `error`, the draft's error object.
+pub fn error_message(error: &ErrorObject, task_id: &str, context_id: &str) -> Message {
+    let mut message = Message::new(Role::Agent, vec![Part::data(error.to_json())]);
+    message.task_id = Some(task_id.to_string());
+    message.context_id = Some(context_id.to_string());
+    message.extensions = Some(vec![crate::a2a::EXTENSION_URI.to_string()]);
+    message
+}
+
+/// An agent Message of one text Part.
+pub fn text_message(text: &str, task_id: &str, context_id: &str) -> Message {
+    let mut message = Message::new(Role::Agent, vec![Part::text(text)]);
+    message.task_id = Some(task_id.to_string());
+    message.context_id = Some(context_id.to_string());
+    message
+}
+
+/// A status of `state` with `message`, stamped now.
+pub fn status(state: TaskState, message: Option<Message>) -> TaskStatus {
+    TaskStatus {
+        state,
+        message,
+        timestamp: Some(chrono::Utc::now()),
+    }
+}
+
+fn wire_state(state: &TaskState) -> &'static str {
+    match state {
+        TaskState::Unspecified => "TASK_STATE_UNSPECIFIED",
+        TaskState::Submitted => "TASK_STATE_SUBMITTED",
+        TaskState::Working => "TASK_STATE_WORKING",
+        TaskState::Completed => "TASK_STATE_COMPLETED",
+        TaskState::Failed => "TASK_STATE_FAILED",
+        TaskState::Canceled => "TASK_STATE_CANCELED",
+        TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
+        TaskState::Rejected => "TASK_STATE_REJECTED",
+        TaskState::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
+    }
+}
+
+impl TaskView {
+    /// A view of the Task `task_id` of `skill_id` (which `bundle` must have).
+    pub fn new(
+        bundle: &Bundle,
+        skill_id: &str,
+        limits: Limits,
+        task_id: &str,
+        context_id: &str,
+    ) -> Option<TaskView> {
+        Some(TaskView {
+            guard: bundle.task_guard(skill_id, limits)?,
+            task_id: task_id.to_string(),
+            context_id: context_id.to_string(),
+            held: HashMap::new(),
+            shown: Vec::new(),
+            status: None,
+        })
+    }
+
+    /// The guard failed the Task or saw it end: nothing more is shown.
+    pub fn is_finished(&self) -> bool {
+        self.guard.is_finished()
+    }
+
+    /// The guard failed the Task, with this error object.
+    fn failed(&mut self, error: ErrorObject, out: &mut Vec<StreamResponse>) {
+        self.held.clear();
+        let message = error_message(&error, &self.task_id, &self.context_id);
+        self.push_status(status(TaskState::Failed, Some(message)), out);
+    }
+
+    fn push_status(&mut self, status: TaskStatus, out: &mut Vec<StreamResponse>) {
+        self.status = Some(status.clone());
+        out.push(StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+            task_id: self.task_id.clone(),
+            context_id: self.context_id.clone(),
+            status,
+            metadata: None,
+        }));
+    }
+
+    /// Do what the guard answered: release Artifacts (whole), or fail the Task.
+    fn apply(&mut self, verdict: Verdict, out: &mut Vec<StreamResponse>) -> bool {
+        match verdict {
+            Verdict::Hold => true,
+            Verdict::Fail(error) => {
+                self.failed(error, out);
+                false
+            }
+            Verdict::Release(ids) => {
+                for id in ids {
+                    if let Some(artifact) = self.held.remove(&id) {
+                        self.shown.push(artifact.clone());
+                        out.push(StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                            task_id: self.task_id.clone(),
+                            context_id: self.context_id.clone(),
+                            artifact,
+                            append: Some(false),
+                            last_chunk: Some(true),
+                            metadata: None,
+                        }));
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// An Artifact update from the upstream: what may be shown of it now.
+    pub fn artifact(
+        &mut self,
+        bundle: &Bundle,
+        artifact: &Artifact,
+        append: bool,
+        last_chunk: bool,
+        out: &mut Vec<StreamResponse>,
+    ) {
+        if self.guard.is_finished() {
+            return;
+        }
+        match self.held.get_mut(&artifact.artifact_id) {
+            Some(held) if append => held.parts.extend(artifact.parts.iter().cloned()),
+            _ => {
+                self.held
+                    .insert(artifact.artifact_id.clone(), artifact.clone());
+            }
+        }
+        let verdict = self.guard.artifact(
+            bundle,
+            &artifact.artifact_id,
+            artifact.name.as_deref().unwrap_or_default(),
+            part_data(&artifact.parts),
+            append,
+            last_chunk,
+        );
+        self.apply(verdict, out);
+    }
+
+    /// A status from the upstream: the Artifacts it releases, then the status itself
+    /// (or the failure the guard turns it into).
+    pub fn status(&mut self, bundle: &Bundle, status: &TaskStatus, out: &mut Vec<StreamResponse>) {
+        if self.guard.is_finished() {
+            return;
+        }
+        let parts = status
+            .message
+            .as_ref()
+            .map(|m| part_data(&m.parts))
+            .unwrap_or_default();
+        let verdict = self
+            .guard
+            .status_with_message(bundle, wire_state(&status.state), &parts);
+        if self.apply(verdict, out) {
+            self.push_status(status.clone(), out);
+        }
+    }
+
+    /// A bare Message from the upstream: a skill invocation must end in a Task with a
+    /// result Artifact, so the Task fails.
+    pub fn message(&mut self, bundle: &Bundle, out: &mut Vec<StreamResponse>) {
+        let verdict = self.guard.message(bundle);
+        self.apply(verdict, out);
+    }
+
+    /// A whole Task event: its Artifacts, each complete, then its status.
+    pub fn task(&mut self, bundle: &Bundle, task: &Task, out: &mut Vec<StreamResponse>) {
+        for artifact in task.artifacts.iter().flatten() {
+            if self
+                .shown
+                .iter()
+                .any(|a| a.artifact_id == artifact.artifact_id)
+            {
+                continue;
+            }
+            self.artifact(bundle, artifact, false, true, out);
+        }
+        if !matches!(task.status.state, TaskState::Unspecified) {
+            self.status(bundle, &task.status, out);
+        }
+    }
+
+    /// The upstream's stream ended, or the exchange failed: a Task neither ended nor
+    /// waiting for the caller fails, with `verdict`'s error or the fixed text.
+    pub fn ended(&mut self, error: Option<ErrorObject>, out: &mut Vec<StreamResponse>) {
+        if self.guard.is_finished() {
+            return;
+        }
+        match error {
+            Some(error) => {
+                self.guard.abort();
+                self.failed(error, out);
+            }
+            None => {
+                let verdict = self.guard.returned();
+                if matches!(verdict, Verdict::Hold) {
+                    return;
+                }
+                self.guard.abort();
+                self.held.clear();
+                let message = text_message(UPSTREAM_FAILURE, &self.task_id, &self.context_id);
+                self.push_status(status(TaskState::Failed, Some(message)), out);
+            }
+        }
+    }
+
+    /// The upstream failed (unreachable, too slow, too large, not A2A): the Task fails
+    /// with the fixed text; nothing held is shown.
+    pub fn upstream_failed(&mut self, out: &mut Vec<StreamResponse>) {
+        if self.guard.is_finished() {
+            return;
+        }
+        self.guard.abort();
+        self.held.clear();
+        let message = text_message(UPSTREAM_FAILURE, &self.task_id, &self.context_id);
+        self.push_status(status(TaskState::Failed, Some(message)), out);
+    }
+
+    /// The Task as shown: what was released, and the last status shown (`upstream`'s
+    /// own fields otherwise: ids, history, metadata).
+    pub fn shown_task(&self, upstream: &Task) -> Task {
+        let mut task = upstream.clone();
+        task.artifacts = (!self.shown.is_empty()).then(|| self.shown.clone());
+        if let Some(status) = &self.status {
+            task.status = status.clone();
+        } else {
+            task.status.message = None;
+        }
+        task
+    }
+}
+
+/// A whole upstream Task of `skill_id`, as the gateway shows it (see the module
+/// documentation).
+pub fn guard_task(bundle: &Bundle, skill_id: &str, limits: Limits, task: &Task) -> Task {
+    let Some(mut view) = TaskView::new(bundle, skill_id, limits, &task.id, &task.context_id) else {
+        return task.clone();
+    };
+    let mut out = Vec::new();
+    view.task(bundle, task, &mut out);
+    view.shown_task(task)
+}

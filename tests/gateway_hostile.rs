@@ -1,0 +1,618 @@
+//! `skillbundle serve` in-process, against small upstream agents of this test's own that
+//! misbehave one way each: every kind of bad input is refused before the upstream sees it
+//! (its calls are counted), every kind of bad output turns into a failed Task with
+//! nothing invalid shown, on both bindings, blocking and streaming, and nothing the
+//! upstream or the caller sent comes back in a message.
+
+mod common;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use skillbundle::bundle::{Bundle, TrustedKeys};
+use skillbundle::gateway::{self, card::CardSettings, BundleSource, Gateway, Settings};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+const SKILL: &str = "evaluate_resource_condition";
+const KIND: &str = "resource-observation";
+const SECRET: &str = "s3cr3t-/etc/shadow";
+const URI: &str = skillbundle::a2a::EXTENSION_URI;
+
+/// The example workspace's bundle, built once.
+fn bundle_path() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let ws = common::workspace();
+        let built = common::run(&["build", "."], ws.path());
+        assert_eq!(built.status, 0, "{}", built.stderr);
+        let path = ws.path().join("dist/example-network-skills-0.1.0.tar.gz");
+        let kept = std::env::temp_dir().join(format!("gateway-test-{}.tar.gz", std::process::id()));
+        std::fs::copy(&path, &kept).unwrap();
+        kept
+    })
+}
+
+fn request_object() -> Value {
+    let mut r: Value = serde_json::from_str(&common::read(
+        &common::example_skills().join("requests/evaluate.json"),
+    ))
+    .unwrap();
+    // The digest of the bundle actually built.
+    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
+    let b = Bundle::open_path(bundle_path(), &trust).unwrap();
+    r["interface_digest"] = json!(b.document(SKILL).unwrap().digest.as_str());
+    r
+}
+
+fn result(r: &str) -> Value {
+    json!({"skill": SKILL, "result": {"result": r, "observed_value": 42, "unit": "percent", "supporting_record_refs": ["o-1"]}})
+}
+
+fn record() -> Value {
+    json!({"record_id": "o-1", "resource_id": "r", "metric": "utilization", "value": 42, "unit": "percent", "observed_at": "2026-08-11T12:00:01Z"})
+}
+
+fn artifact(id: &str, name: &str, data: Value) -> Value {
+    json!({"artifactId": id, "name": name, "parts": [{"data": data}]})
+}
+
+/// How the upstream misbehaves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Upstream {
+    Valid,
+    TwoResults,
+    UndeclaredRecord,
+    InvalidRecord,
+    InvalidResult,
+    Raises,
+    Slow,
+    EndlessBody,
+    EndlessStream,
+    Echo,
+}
+
+struct Fake {
+    behavior: Upstream,
+    calls: AtomicUsize,
+    url: String,
+}
+
+fn task(id: &str, state: &str, artifacts: Vec<Value>) -> Value {
+    json!({"id": id, "contextId": "ctx", "status": {"state": state}, "artifacts": artifacts})
+}
+
+fn final_task(behavior: Upstream) -> Value {
+    let ok = artifact("r-1", SKILL, result("condition_met"));
+    match behavior {
+        Upstream::Valid | Upstream::Slow => task(
+            "t-1",
+            "TASK_STATE_COMPLETED",
+            vec![artifact("o-1", KIND, record()), ok],
+        ),
+        Upstream::TwoResults => task(
+            "t-1",
+            "TASK_STATE_COMPLETED",
+            vec![ok, artifact("r-2", SKILL, result("condition_not_met"))],
+        ),
+        Upstream::UndeclaredRecord => task(
+            "t-1",
+            "TASK_STATE_COMPLETED",
+            vec![artifact("d-1", "diary", json!({"x": SECRET})), ok],
+        ),
+        Upstream::InvalidRecord => task(
+            "t-1",
+            "TASK_STATE_COMPLETED",
+            vec![artifact("o-1", KIND, json!({"record_id": SECRET})), ok],
+        ),
+        Upstream::InvalidResult => task(
+            "t-1",
+            "TASK_STATE_COMPLETED",
+            vec![artifact("r-1", SKILL, result(SECRET))],
+        ),
+        _ => task("t-1", "TASK_STATE_COMPLETED", vec![ok]),
+    }
+}
+
+async fn upstream_rpc(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: String) -> Response {
+    fake.calls.fetch_add(1, Ordering::SeqCst);
+    let _ = headers;
+    let request: Value = serde_json::from_str(&body).unwrap();
+    let id = request["id"].clone();
+    let method = request["method"].as_str().unwrap_or_default().to_string();
+    let reply = |result: Value| {
+        axum::Json(json!({"jsonrpc": "2.0", "id": id.clone(), "result": result})).into_response()
+    };
+    match (fake.behavior, method.as_str()) {
+        (Upstream::Raises, _) => axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": format!("Traceback: {SECRET}")}})).into_response(),
+        (Upstream::Slow, _) => {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            reply(json!({"task": final_task(Upstream::Slow)}))
+        }
+        (Upstream::EndlessBody, "SendMessage") => {
+            let chunks = futures::stream::repeat_with(|| Ok::<_, std::io::Error>(axum::body::Bytes::from(vec![b' '; 64 * 1024])));
+            (StatusCode::OK, [("content-type", "application/json")], axum::body::Body::from_stream(chunks)).into_response()
+        }
+        (Upstream::EndlessStream, "SendStreamingMessage") => {
+            let start = format!("data: {}\n\n", json!({"jsonrpc": "2.0", "id": id, "result": {"task": task("t-1", "TASK_STATE_WORKING", vec![])}}));
+            let ping = format!("data: {}\n\n", json!({"jsonrpc": "2.0", "id": id, "result": {"statusUpdate": {"taskId": "t-1", "contextId": "ctx", "status": {"state": "TASK_STATE_WORKING"}}}}));
+            let first = futures::stream::once(async move { Ok::<_, std::io::Error>(axum::body::Bytes::from(start)) });
+            let rest = futures::stream::repeat_with(move || Ok(axum::body::Bytes::from(ping.clone())));
+            use futures::StreamExt;
+            (StatusCode::OK, [("content-type", "text/event-stream")], axum::body::Body::from_stream(first.chain(rest))).into_response()
+        }
+        (Upstream::Echo, _) => reply(json!({"message": {"messageId": "m-up", "role": "ROLE_AGENT", "parts": [{"text": "echo"}]}})),
+        (behavior, "SendMessage") | (behavior, "GetTask") => reply(json!({"task": final_task(behavior)})).into_response_task(&method),
+        (behavior, "SendStreamingMessage") => {
+            let done = final_task(behavior);
+            let mut events = vec![json!({"task": task("t-1", "TASK_STATE_SUBMITTED", vec![])})];
+            for a in done["artifacts"].as_array().unwrap() {
+                events.push(json!({"artifactUpdate": {"taskId": "t-1", "contextId": "ctx", "artifact": a, "lastChunk": true}}));
+            }
+            events.push(json!({"statusUpdate": {"taskId": "t-1", "contextId": "ctx", "status": {"state": "TASK_STATE_COMPLETED"}}}));
+            let text: String = events
+                .into_iter()
+                .map(|e| format!("data: {}\n\n", json!({"jsonrpc": "2.0", "id": id, "result": e})))
+                .collect();
+            (StatusCode::OK, [("content-type", "text/event-stream")], text).into_response()
+        }
+        _ => axum::Json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}})).into_response(),
+    }
+}
+
+trait TaskReply {
+    fn into_response_task(self, method: &str) -> Response;
+}
+
+impl TaskReply for Response {
+    fn into_response_task(self, _method: &str) -> Response {
+        self
+    }
+}
+
+/// GetTask answers the bare Task, not `{"task": …}`.
+async fn upstream_entry(state: State<Arc<Fake>>, headers: HeaderMap, body: String) -> Response {
+    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    if request["method"] == "GetTask" {
+        state.calls.fetch_add(1, Ordering::SeqCst);
+        return axum::Json(
+            json!({"jsonrpc": "2.0", "id": request["id"], "result": final_task(state.behavior)}),
+        )
+        .into_response();
+    }
+    upstream_rpc(state, headers, body).await
+}
+
+async fn start_upstream(behavior: Upstream) -> Arc<Fake> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let fake = Arc::new(Fake {
+        behavior,
+        calls: AtomicUsize::new(0),
+        url: url.clone(),
+    });
+    let card = json!({
+        "name": "upstream", "description": "knows nothing of skillbundle", "version": "1.0.0",
+        "supportedInterfaces": [{"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true}, "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"], "skills": []
+    });
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || async move { axum::Json(card.clone()) }),
+        )
+        .route("/", axum::routing::post(upstream_entry))
+        .with_state(fake.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    fake
+}
+
+struct Running {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    upstream: Arc<Fake>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn start(behavior: Upstream, configure: impl FnOnce(&mut Settings)) -> Running {
+    let upstream = start_upstream(behavior).await;
+    let mut settings = Settings::default();
+    settings.upstream.timeout = Duration::from_secs(2);
+    settings.upstream.max_body = 1 << 20;
+    settings.upstream.max_events = 100;
+    settings.shutdown_grace = Duration::from_millis(100);
+    configure(&mut settings);
+    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
+    let source = BundleSource::File(bundle_path().clone());
+    let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let card = CardSettings {
+        base: None,
+        public_url: url.clone(),
+        sign_keys: vec![],
+    };
+    let gw = Gateway::new(
+        settings,
+        source,
+        trust,
+        bundle,
+        digest,
+        card,
+        Arc::new(|_| {}),
+    )
+    .unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let card_url = format!("{}/.well-known/agent-card.json", upstream.url);
+    tokio::spawn(gateway::serve(gw, listener, card_url, None, async move {
+        let _ = stopped.await;
+    }));
+    let client = reqwest::Client::new();
+    for _ in 0..200 {
+        if let Ok(r) = client.get(format!("{url}/readyz")).send().await {
+            if r.status() == 200 {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Running {
+        url,
+        stop: Some(stop),
+        upstream,
+    }
+}
+
+fn message(data: Value) -> Value {
+    json!({"messageId": "m-1", "role": "ROLE_USER", "parts": [{"data": data}]})
+}
+
+async fn rpc(url: &str, method: &str, params: Value, activate: bool) -> (Value, HeaderMap) {
+    let mut request = reqwest::Client::new()
+        .post(format!("{url}/"))
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string());
+    if activate {
+        request = request.header("A2A-Extensions", URI);
+    }
+    let response = request.send().await.unwrap();
+    let headers = response.headers().clone();
+    let text = response.text().await.unwrap();
+    if text.starts_with("data:") || text.contains("\ndata:") || text.starts_with("id:") {
+        let events: Vec<Value> = text
+            .split("\n\n")
+            .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data:")))
+            .map(|d| serde_json::from_str(d.trim()).unwrap())
+            .collect();
+        return (Value::Array(events), headers);
+    }
+    (serde_json::from_str(&text).unwrap(), headers)
+}
+
+async fn send(url: &str, data: Value) -> Value {
+    rpc(url, "SendMessage", json!({"message": message(data)}), true)
+        .await
+        .0
+}
+
+fn state(task: &Value) -> &str {
+    task.pointer("/status/state")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn error_code(task: &Value) -> &str {
+    task.pointer("/status/message/parts/0/data/error/code")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_valid_request_is_forwarded_and_its_checked_result_delivered() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let (answer, headers) = rpc(
+        &gw.url,
+        "SendMessage",
+        json!({"message": message(request_object())}),
+        true,
+    )
+    .await;
+    let task = &answer["result"]["task"];
+    assert_eq!(state(task), "TASK_STATE_COMPLETED", "{answer}");
+    let names: Vec<&str> = task["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [KIND, SKILL]);
+    // Numbers cross the SDK's protobuf Value as doubles: 42 may come back as 42.0.
+    assert_eq!(
+        task["artifacts"][1]["parts"][0]["data"]["result"]["observed_value"].as_f64(),
+        Some(42.0)
+    );
+    assert_eq!(headers.get("a2a-extensions").unwrap(), URI);
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
+    // GetTask shows the same Task.
+    let (got, _) = rpc(&gw.url, "GetTask", json!({"id": "t-1"}), true).await;
+    assert_eq!(state(&got["result"]), "TASK_STATE_COMPLETED", "{got}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_refused_before_the_upstream_sees_it() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let mut invalid = request_object();
+    invalid["arguments"]["condition"]["threshold"] = json!(SECRET);
+    let mut stale = request_object();
+    stale["interface_digest"] = json!(format!("sha256:{}", "0".repeat(64)));
+    let mut extra = request_object();
+    extra["unexpected"] = json!(1);
+    for (data, code) in [
+        (invalid, "input_invalid"),
+        (stale, "interface_mismatch"),
+        (extra, "input_invalid"),
+    ] {
+        let answer = send(&gw.url, data).await;
+        let task = &answer["result"]["task"];
+        assert_eq!(state(task), "TASK_STATE_REJECTED", "{code}: {answer}");
+        assert_eq!(error_code(task), code, "{answer}");
+        assert!(!answer.to_string().contains(SECRET), "{answer}");
+    }
+    // A request object beside another Part is checked, not passed on.
+    let two_parts = json!({"messageId": "m-2", "role": "ROLE_USER", "parts": [{"data": request_object()}, {"text": "hi"}]});
+    let (answer, _) = rpc(&gw.url, "SendMessage", json!({"message": two_parts}), true).await;
+    assert_eq!(
+        error_code(&answer["result"]["task"]),
+        "input_invalid",
+        "{answer}"
+    );
+    // describe_skill is answered from the bundle.
+    let answer = send(
+        &gw.url,
+        json!({"skill": "describe_skill", "arguments": {"skill_id": SKILL}}),
+    )
+    .await;
+    let task = &answer["result"]["task"];
+    assert_eq!(state(task), "TASK_STATE_COMPLETED");
+    assert_eq!(task["artifacts"][0]["name"], "describe_skill");
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_that_are_not_i_json_or_too_large_are_refused_by_the_binding() {
+    let gw = start(Upstream::Valid, |s| s.requests.max_body_bytes = 4096).await;
+    let client = reqwest::Client::new();
+    let dup = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"a","messageId":"b","role":"ROLE_USER","parts":[]}}}"#;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"{}","role":"ROLE_USER","parts":[]}}}}}}"#,
+        "x".repeat(5000)
+    );
+    for (body, code) in [(dup.to_string(), -32700), (big, -32600)] {
+        let answer: Value = client
+            .post(format!("{}/", gw.url))
+            .header("A2A-Version", "1.0")
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(answer["error"]["code"], json!(code), "{answer}");
+        assert!(!answer.to_string().contains("messageId"), "{answer}");
+    }
+    let rest = client
+        .post(format!("{}/message:send", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(dup)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kind_of_bad_output_fails_the_task_with_nothing_invalid_shown() {
+    for behavior in [
+        Upstream::TwoResults,
+        Upstream::UndeclaredRecord,
+        Upstream::InvalidRecord,
+        Upstream::InvalidResult,
+    ] {
+        let gw = start(behavior, |_| {}).await;
+        for stream in [false, true] {
+            let method = if stream {
+                "SendStreamingMessage"
+            } else {
+                "SendMessage"
+            };
+            let (answer, _) = rpc(
+                &gw.url,
+                method,
+                json!({"message": message(request_object())}),
+                true,
+            )
+            .await;
+            let text = answer.to_string();
+            assert!(!text.contains(SECRET), "{behavior:?}: {text}");
+            let last = if stream {
+                answer
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{answer}"))
+                    .last()
+                    .unwrap()["result"]["statusUpdate"]
+                    .clone()
+            } else {
+                answer["result"]["task"].clone()
+            };
+            assert_eq!(
+                state(&last),
+                "TASK_STATE_FAILED",
+                "{behavior:?} stream={stream}: {text}"
+            );
+            assert_eq!(error_code(&last), "output_invalid", "{behavior:?}: {text}");
+            if !stream {
+                // No primary result is ever shown.
+                let shown = last["artifacts"].as_array().cloned().unwrap_or_default();
+                assert!(shown.iter().all(|a| a["name"] != SKILL), "{text}");
+            }
+        }
+        // GetTask shows the failure too.
+        let (got, _) = rpc(&gw.url, "GetTask", json!({"id": "t-1"}), true).await;
+        assert_eq!(
+            state(&got["result"]),
+            "TASK_STATE_FAILED",
+            "{behavior:?}: {got}"
+        );
+        // The two sends; GetTask may be answered from what the stream decided.
+        assert!((2..=3).contains(&gw.upstream.calls.load(Ordering::SeqCst)));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_raises_is_slow_or_endless_fails_the_task_with_a_fixed_text() {
+    for behavior in [Upstream::Raises, Upstream::Slow, Upstream::EndlessBody] {
+        let gw = start(behavior, |_| {}).await;
+        let started = std::time::Instant::now();
+        let answer = send(&gw.url, request_object()).await;
+        let task = &answer["result"]["task"];
+        assert_eq!(state(task), "TASK_STATE_FAILED", "{behavior:?}: {answer}");
+        assert!(!answer.to_string().contains(SECRET), "{answer}");
+        assert_eq!(
+            task.pointer("/status/message/parts/0/text")
+                .and_then(Value::as_str),
+            Some(gateway::view::UPSTREAM_FAILURE)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{behavior:?} took {:?}",
+            started.elapsed()
+        );
+        // GetTask answers the gateway's decision, not the upstream's late answer.
+        let id = task["id"].as_str().unwrap();
+        let (got, _) = rpc(&gw.url, "GetTask", json!({"id": id}), true).await;
+        assert_eq!(state(&got["result"]), "TASK_STATE_FAILED", "{got}");
+    }
+    let gw = start(Upstream::EndlessStream, |_| {}).await;
+    let (answer, _) = rpc(
+        &gw.url,
+        "SendStreamingMessage",
+        json!({"message": message(request_object())}),
+        true,
+    )
+    .await;
+    let last = &answer.as_array().unwrap().last().unwrap()["result"];
+    assert_eq!(state(&last["statusUpdate"]), "TASK_STATE_FAILED", "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn base_requests_pass_through_unless_the_extension_is_required() {
+    let gw = start(Upstream::Echo, |_| {}).await;
+    let plain = json!({"messageId": "m-3", "role": "ROLE_USER", "parts": [{"text": "hello"}]});
+    let (answer, headers) = rpc(&gw.url, "SendMessage", json!({"message": plain}), false).await;
+    assert_eq!(
+        answer["result"]["message"]["parts"][0]["text"], "echo",
+        "{answer}"
+    );
+    assert!(headers.get("a2a-extensions").is_none());
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
+    // Not activated, but a skill request object: never passed on.
+    let (answer, _) = rpc(
+        &gw.url,
+        "SendMessage",
+        json!({"message": message(request_object())}),
+        false,
+    )
+    .await;
+    assert_eq!(
+        state(&answer["result"]["task"]),
+        "TASK_STATE_REJECTED",
+        "{answer}"
+    );
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
+
+    let strict = start(Upstream::Echo, |s| s.require_extension = true).await;
+    let (answer, _) = rpc(&strict.url, "SendMessage", json!({"message": plain}), false).await;
+    assert_eq!(answer["error"]["code"], json!(-32008), "{answer}");
+    let card: Value = reqwest::get(format!("{}/.well-known/agent-card.json", strict.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ext = card["capabilities"]["extensions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["uri"] == URI)
+        .unwrap()
+        .clone();
+    assert_eq!(ext["required"], json!(true));
+    assert_eq!(strict.upstream.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_json_binding_checks_the_same_way() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let client = reqwest::Client::new();
+    let post = |data: Value| {
+        client
+            .post(format!("{}/message:send", gw.url))
+            .header("A2A-Version", "1.0")
+            .header("A2A-Extensions", URI)
+            .header("Content-Type", "application/json")
+            .body(json!({"message": message(data)}).to_string())
+            .send()
+    };
+    let ok: Value = post(request_object()).await.unwrap().json().await.unwrap();
+    assert_eq!(state(&ok["task"]), "TASK_STATE_COMPLETED", "{ok}");
+    let mut invalid = request_object();
+    invalid["arguments"] = json!({});
+    let refused: Value = post(invalid).await.unwrap().json().await.unwrap();
+    assert_eq!(error_code(&refused["task"]), "input_invalid", "{refused}");
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
+    let card: Value = reqwest::get(format!("{}/.well-known/agent-card.json", gw.url))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let bindings: Vec<&str> = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["protocolBinding"].as_str().unwrap())
+        .collect();
+    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
+    let metrics = reqwest::get(format!("{}/metrics", gw.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("skillbundle_gateway_refusals_total{code=\"input_invalid\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains(
+            "skillbundle_gateway_requests_total{binding=\"http+json\",method=\"SendMessage\"} 2"
+        ),
+        "{metrics}"
+    );
+}
