@@ -215,6 +215,7 @@ struct Running {
     url: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     upstream: Arc<Fake>,
+    gateway: Gateway,
 }
 
 impl Drop for Running {
@@ -226,6 +227,14 @@ impl Drop for Running {
 }
 
 async fn start(behavior: Upstream, configure: impl FnOnce(&mut Settings)) -> Running {
+    start_with(behavior, bundle_path().clone(), configure).await
+}
+
+async fn start_with(
+    behavior: Upstream,
+    bundle: PathBuf,
+    configure: impl FnOnce(&mut Settings),
+) -> Running {
     let upstream = start_upstream(behavior).await;
     let mut settings = Settings::default();
     settings.upstream.timeout = Duration::from_secs(2);
@@ -234,7 +243,7 @@ async fn start(behavior: Upstream, configure: impl FnOnce(&mut Settings)) -> Run
     settings.shutdown_grace = Duration::from_millis(100);
     configure(&mut settings);
     let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
-    let source = BundleSource::File(bundle_path().clone());
+    let source = BundleSource::File(bundle);
     let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -255,9 +264,15 @@ async fn start(behavior: Upstream, configure: impl FnOnce(&mut Settings)) -> Run
     .unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let card_url = format!("{}/.well-known/agent-card.json", upstream.url);
-    tokio::spawn(gateway::serve(gw, listener, card_url, None, async move {
-        let _ = stopped.await;
-    }));
+    tokio::spawn(gateway::serve(
+        gw.clone(),
+        listener,
+        card_url,
+        None,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
     let client = reqwest::Client::new();
     for _ in 0..200 {
         if let Ok(r) = client.get(format!("{url}/readyz")).send().await {
@@ -271,6 +286,7 @@ async fn start(behavior: Upstream, configure: impl FnOnce(&mut Settings)) -> Run
         url,
         stop: Some(stop),
         upstream,
+        gateway: gw,
     }
 }
 
@@ -615,4 +631,204 @@ async fn the_http_json_binding_checks_the_same_way() {
         ),
         "{metrics}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_shows_complete_records_at_once_and_the_result_with_the_completion() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let (events, _) = rpc(
+        &gw.url,
+        "SendStreamingMessage",
+        json!({"message": message(request_object())}),
+        true,
+    )
+    .await;
+    let kinds: Vec<String> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let r = &e["result"];
+            if let Some(a) = r.get("artifactUpdate") {
+                format!("artifact:{}", a["artifact"]["name"].as_str().unwrap())
+            } else if let Some(s) = r.get("statusUpdate") {
+                format!("status:{}", state(s))
+            } else if let Some(t) = r.get("task") {
+                format!("task:{}", state(t))
+            } else {
+                format!("other:{r}")
+            }
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "task:TASK_STATE_SUBMITTED".to_string(),
+            format!("artifact:{KIND}"),
+            format!("artifact:{SKILL}"),
+            "status:TASK_STATE_COMPLETED".to_string(),
+        ],
+        "{events}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdks_own_errors_repeat_nothing_the_caller_sent() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let (answer, _) = rpc(&gw.url, SECRET, json!({}), true).await;
+    assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+    let (answer, _) = rpc(
+        &gw.url,
+        "SendMessage",
+        json!({"message": {"role": SECRET}}),
+        true,
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    assert!(!answer.to_string().contains(SECRET), "{answer}");
+    let rest = reqwest::Client::new()
+        .post(format!("{}/message:send", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(json!({"message": {"role": SECRET, SECRET: 1}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    let text = rest.text().await.unwrap();
+    assert!(!text.contains(SECRET), "{text}");
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_serves_a_newer_bundle_and_refuses_a_rollback() {
+    let ws = common::workspace();
+    let built = common::run(&["build", "."], ws.path());
+    assert_eq!(built.status, 0, "{}", built.stderr);
+    let yaml = ws.path().join("skillbundle.yaml");
+    let text = common::read(&yaml).replace("version: \"0.1.0\"}", "version: \"0.2.0\"}");
+    common::write(&yaml, text);
+    let built = common::run(&["build", "."], ws.path());
+    assert_eq!(built.status, 0, "{}", built.stderr);
+    let dist = ws.path().join("dist");
+    let served = ws.path().join("served.tar.gz");
+    std::fs::copy(dist.join("example-network-skills-0.1.0.tar.gz"), &served).unwrap();
+    let gw = start_with(Upstream::Valid, served.clone(), |_| {}).await;
+    let version = |url: String| async move {
+        let card: Value = reqwest::get(format!("{url}/.well-known/agent-card.json"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        card["version"].as_str().unwrap().to_string()
+    };
+    assert_eq!(version(gw.url.clone()).await, "0.1.0");
+    std::fs::copy(dist.join("example-network-skills-0.2.0.tar.gz"), &served).unwrap();
+    gw.gateway.reload().await;
+    assert_eq!(version(gw.url.clone()).await, "0.2.0");
+    // Back to the older bundle: refused, the newer one stays.
+    std::fs::copy(dist.join("example-network-skills-0.1.0.tar.gz"), &served).unwrap();
+    gw.gateway.reload().await;
+    assert_eq!(version(gw.url.clone()).await, "0.2.0");
+    let metrics = reqwest::get(format!("{}/metrics", gw.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("skillbundle_gateway_reloads_total{outcome=\"loaded\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillbundle_gateway_reloads_total{outcome=\"refused\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("version=\"0.2.0\""), "{metrics}");
+    // Requests go on against the new bundle.
+    let answer = send(&gw.url, request_object()).await;
+    assert_eq!(
+        state(&answer["result"]["task"]),
+        "TASK_STATE_COMPLETED",
+        "{answer}"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_logs_json_lines_and_exits_0_on_sigterm() {
+    use std::io::Read;
+    let upstream = start_upstream(Upstream::Valid).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_skillbundle"))
+        .args(["serve", "--bundle"])
+        .arg(bundle_path())
+        .args(["--allow-unsigned", "--upstream", &upstream.url, "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["--shutdown-grace", "2s"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let mut ready = false;
+    for _ in 0..300 {
+        if let Ok(r) = reqwest::get(format!("{url}/readyz")).await {
+            if r.status() == 200 {
+                ready = true;
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(ready, "the gateway never became ready");
+    let mut invalid = request_object();
+    invalid["arguments"]["resource_id"] = json!(7);
+    invalid["arguments"]["condition"]["unit"] = json!(SECRET);
+    let answer = send(&url, invalid).await;
+    assert_eq!(
+        state(&answer["result"]["task"]),
+        "TASK_STATE_REJECTED",
+        "{answer}"
+    );
+    // SAFETY: a plain kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no exit after SIGTERM"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(status.code(), Some(0));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!stderr.contains(SECRET), "{stderr}");
+    let events: Vec<String> = stderr
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}"));
+            assert!(v["ts"].is_string(), "{l}");
+            v["event"].as_str().unwrap().to_string()
+        })
+        .collect();
+    for event in ["listening", "upstream_ready", "decided", "shutting_down"] {
+        assert!(
+            events.iter().any(|e| e == event),
+            "{event} not in {events:?}"
+        );
+    }
 }

@@ -182,7 +182,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         Err(findings) => return fail_with(format, &findings, not_started),
     };
     if let Some(warning) = super::unverified_warning(&bundle) {
-        crate::render::warn(format, &warning);
+        log_line(&LogRecord::warn("bundle_unverified").with_message(warning));
     }
     let listener = match runtime.block_on(tokio::net::TcpListener::bind(args.listen)) {
         Ok(l) => l,

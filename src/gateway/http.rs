@@ -14,7 +14,13 @@
 //!   `resource_limit_exceeded` in its `google.rpc.ErrorInfo` metadata. Messages give the
 //!   class of fault and its line and column, never the body's text;
 //! - the `A2A-Extensions` echo: a request that activated the extension gets its URI
-//!   back in the response header (draft "Agent advertisement").
+//!   back in the response header (draft "Agent advertisement");
+//! - on the way out, every binding error that does not carry the draft's condition
+//!   (the SDK's own: a malformed request, an unknown method, a task not found, ...)
+//!   gets a fixed message for its code, and loses any detail but its
+//!   `google.rpc.ErrorInfo`: the SDK's messages quote what the caller sent (a method
+//!   name, a task id, serde's reading of a member), and nothing a caller sent is
+//!   repeated back ([`fixed_message`]).
 
 use super::{Gateway, RequestLimits};
 use crate::a2a::EXTENSION_URI;
@@ -216,7 +222,7 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
     ) {
         let (binding, name) = operation(&method, &path, None);
         g.gateway.metrics.request(binding, name);
-        return next.run(request).await;
+        return scrub(next.run(request).await, false).await;
     }
     let max = g.limits.max_body_bytes;
     let too_large = format!("the request body is larger than this agent accepts ({max} bytes)");
@@ -261,8 +267,110 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
     };
     let (binding, name) = operation(&method, &path, Some(&value));
     g.gateway.metrics.request(binding, name);
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    scrub(
+        next.run(Request::from_parts(parts, Body::from(bytes)))
+            .await,
+        jsonrpc,
+    )
+    .await
+}
+
+/// The message a binding error of A2A / JSON-RPC `code` carries to a caller.
+pub fn fixed_message(code: i32) -> String {
+    use a2a_types::error_code as c;
+    match code {
+        c::PARSE_ERROR => "the request body is not JSON".into(),
+        c::INVALID_REQUEST => "the request is not a JSON-RPC 2.0 request".into(),
+        c::METHOD_NOT_FOUND => "the method is not an A2A 1.0 method".into(),
+        c::INVALID_PARAMS => "the request's params are not an A2A 1.0 request of this method".into(),
+        c::TASK_NOT_FOUND => "the task is not found".into(),
+        c::TASK_NOT_CANCELABLE => "the task cannot be canceled".into(),
+        c::PUSH_NOTIFICATION_NOT_SUPPORTED => "push notifications are not supported".into(),
+        c::UNSUPPORTED_OPERATION => "the operation is not supported".into(),
+        c::CONTENT_TYPE_NOT_SUPPORTED => "the content type is not supported".into(),
+        c::INVALID_AGENT_RESPONSE => "the agent's response was not valid".into(),
+        c::EXTENDED_CARD_NOT_CONFIGURED => "no extended agent card is configured".into(),
+        c::EXTENSION_SUPPORT_REQUIRED => format!(
+            "this agent requires the extension {EXTENSION_URI}: activate it with the A2A-Extensions request header"
+        ),
+        c::VERSION_NOT_SUPPORTED => {
+            "this agent speaks A2A 1.0: send the request header A2A-Version: 1.0".into()
+        }
+        _ => super::view::UPSTREAM_FAILURE.into(),
+    }
+}
+
+/// An error object (JSON-RPC `error`, or HTTP+JSON's `error`) made safe to send: its
+/// message fixed by `code` and its details only `google.rpc.ErrorInfo`, unless it
+/// carries the draft's condition (`metadata.code`: the gateway's own, whose message
+/// is written never to repeat the caller).
+fn scrub_error(error: &mut Value, code: i32, details: &str) -> bool {
+    let is_info =
+        |d: &Value| d.get("@type").and_then(Value::as_str) == Some(a2a_types::ERROR_INFO_TYPE);
+    let ours = error
+        .get(details)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|d| is_info(d) && d.pointer("/metadata/code").is_some());
+    if ours {
+        return false;
+    }
+    error["message"] = json!(fixed_message(code));
+    if let Some(list) = error.get_mut(details).and_then(Value::as_array_mut) {
+        list.retain(is_info);
+    }
+    true
+}
+
+/// Fix the SDK's binding errors on the way out (see the module documentation).
+async fn scrub(response: Response, jsonrpc: bool) -> Response {
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"));
+    if !json || (!jsonrpc && response.status().is_success()) {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let has_error = bytes.windows(7).any(|w| w == b"\"error\"");
+    let mut value: Value = match has_error.then(|| serde_json::from_slice(&bytes)) {
+        Some(Ok(v)) => v,
+        _ => return Response::from_parts(parts, Body::from(bytes)),
+    };
+    let changed = if jsonrpc {
+        let code = value
+            .pointer("/error/code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok());
+        match (code, value.get_mut("error")) {
+            (Some(code), Some(error)) => scrub_error(error, code, "data"),
+            _ => false,
+        }
+    } else {
+        let code = value
+            .pointer("/error/details")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find_map(|d| d.get("reason").and_then(Value::as_str))
+            .and_then(a2a_types::reason_to_error_code)
+            .unwrap_or(a2a_types::error_code::INTERNAL_ERROR);
+        match value.get_mut("error") {
+            Some(error) if error.is_object() => scrub_error(error, code, "details"),
+            _ => false,
+        }
+    };
+    if !changed {
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    let mut parts = parts;
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(value.to_string()))
 }
 
 #[cfg(test)]
