@@ -73,6 +73,8 @@ enum Upstream {
     EndlessBody,
     EndlessStream,
     Echo,
+    /// Asks for input first; completes validly on the follow-up.
+    AsksInput,
 }
 
 struct Fake {
@@ -176,6 +178,47 @@ impl TaskReply for Response {
 /// GetTask answers the bare Task, not `{"task": …}`.
 async fn upstream_entry(state: State<Arc<Fake>>, headers: HeaderMap, body: String) -> Response {
     let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let id = request["id"].clone();
+    let answer = |result: Value| {
+        axum::Json(json!({"jsonrpc": "2.0", "id": id.clone(), "result": result})).into_response()
+    };
+    match (
+        state.behavior,
+        request["method"].as_str().unwrap_or_default(),
+    ) {
+        (Upstream::AsksInput, "GetTask") => {
+            state.calls.fetch_add(1, Ordering::SeqCst);
+            return answer(task("t-1", "TASK_STATE_INPUT_REQUIRED", vec![]));
+        }
+        (Upstream::AsksInput, "SendMessage") => {
+            state.calls.fetch_add(1, Ordering::SeqCst);
+            let follow_up = request.pointer("/params/message/taskId").is_some();
+            return answer(json!({"task": if follow_up {
+                final_task(Upstream::Valid)
+            } else {
+                task("t-1", "TASK_STATE_INPUT_REQUIRED", vec![])
+            }}));
+        }
+        (_, "CancelTask") => {
+            state.calls.fetch_add(1, Ordering::SeqCst);
+            // Canceled, with a result Artifact it may not show.
+            return answer(task(
+                "t-1",
+                "TASK_STATE_CANCELED",
+                vec![
+                    artifact("o-1", KIND, record()),
+                    artifact("r-1", SKILL, result("condition_met")),
+                ],
+            ));
+        }
+        (_, "ListTasks") => {
+            state.calls.fetch_add(1, Ordering::SeqCst);
+            return answer(
+                json!({"tasks": [final_task(state.behavior)], "nextPageToken": "", "pageSize": 1, "totalSize": 1}),
+            );
+        }
+        _ => {}
+    }
     if request["method"] == "GetTask" {
         state.calls.fetch_add(1, Ordering::SeqCst);
         return axum::Json(
@@ -831,4 +874,139 @@ async fn the_binary_logs_json_lines_and_exits_0_on_sigterm() {
             "{event} not in {events:?}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follow_up_reaches_the_upstream_unchecked_and_the_final_result_is_checked() {
+    let gw = start(Upstream::AsksInput, |_| {}).await;
+    let first = send(&gw.url, request_object()).await;
+    let task = &first["result"]["task"];
+    assert_eq!(state(task), "TASK_STATE_INPUT_REQUIRED", "{first}");
+    // The follow-up carries only the requested data: no schema applies to it.
+    let follow_up = json!({"messageId": "m-9", "role": "ROLE_USER", "taskId": "t-1", "parts": [{"data": {"credential_ref": "vault:abc"}}]});
+    let (answer, _) = rpc(&gw.url, "SendMessage", json!({"message": follow_up}), true).await;
+    assert_eq!(
+        state(&answer["result"]["task"]),
+        "TASK_STATE_COMPLETED",
+        "{answer}"
+    );
+    // A new skill request object into the existing Task is refused through the binding.
+    let into_task = json!({"messageId": "m-10", "role": "ROLE_USER", "taskId": "t-1", "parts": [{"data": request_object()}]});
+    let (answer, _) = rpc(&gw.url, "SendMessage", json!({"message": into_task}), true).await;
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    assert_eq!(
+        answer["error"]["data"][0]["metadata"]["code"], "input_invalid",
+        "{answer}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_and_cancel_show_only_what_the_guard_allows() {
+    let gw = start(Upstream::InvalidResult, |_| {}).await;
+    send(&gw.url, request_object()).await;
+    let (list, _) = rpc(&gw.url, "ListTasks", json!({}), true).await;
+    let listed = &list["result"]["tasks"][0];
+    assert_eq!(state(listed), "TASK_STATE_FAILED", "{list}");
+    assert!(!list.to_string().contains(SECRET), "{list}");
+    let (canceled, _) = rpc(&gw.url, "CancelTask", json!({"id": "t-1"}), true).await;
+    let task = &canceled["result"];
+    assert_eq!(state(task), "TASK_STATE_CANCELED", "{canceled}");
+    let names: Vec<&str> = task["artifacts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [KIND],
+        "a canceled Task shows its valid records, never a result"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_and_depth_limits_refuse_before_the_upstream() {
+    let gw = start(Upstream::Slow, |s| {
+        s.requests.max_concurrency = 1;
+        s.requests.max_depth = 16;
+    })
+    .await;
+    let url = gw.url.clone();
+    let slow = tokio::spawn(async move { send(&url, request_object()).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let busy = reqwest::Client::new()
+        .post(format!("{}/", gw.url))
+        .header("A2A-Version", "1.0")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(busy.status(), 503);
+    slow.await.unwrap();
+    let mut deep = json!(1);
+    for _ in 0..40 {
+        deep = json!([deep]);
+    }
+    let mut request = request_object();
+    request["arguments"]["resource_id"] = deep;
+    let (answer, _) = rpc(
+        &gw.url,
+        "SendMessage",
+        json!({"message": message(request)}),
+        true,
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    assert_eq!(
+        answer["error"]["data"][0]["metadata"]["code"], "resource_limit_exceeded",
+        "{answer}"
+    );
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_card_merges_base_and_bundle_with_the_gateways_interfaces_and_is_signed() {
+    let upstream = start_upstream(Upstream::Valid).await;
+    let key = skillbundle::keys::SigningKeyPair::generate().unwrap();
+    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
+    let source = BundleSource::File(bundle_path().clone());
+    let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
+    let base: Value = serde_json::from_str(&common::read(
+        &common::example_skills().join("agent-card.json"),
+    ))
+    .unwrap();
+    let card = CardSettings {
+        base: Some(base),
+        public_url: "https://gateway.example".into(),
+        sign_keys: vec![key.clone()],
+    };
+    let gw = Gateway::new(
+        Settings::default(),
+        source,
+        trust,
+        bundle,
+        digest,
+        card,
+        Arc::new(|_| {}),
+    )
+    .unwrap();
+    let card = gw.loaded().card.clone();
+    assert_eq!(card["name"], "Network agent");
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        "https://gateway.example/"
+    );
+    let skills: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        skills.contains(&"describe_skill") && skills.contains(&SKILL),
+        "{skills:?}"
+    );
+    skillbundle::card_signature::verify(&card, &[key.public_key()])
+        .expect("signed by the --card-sign-key");
+    drop(upstream);
 }
