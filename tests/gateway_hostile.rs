@@ -446,6 +446,16 @@ async fn bad_input_is_refused_before_the_upstream_sees_it() {
     let task = &answer["result"]["task"];
     assert_eq!(state(task), "TASK_STATE_COMPLETED");
     assert_eq!(task["artifacts"][0]["name"], "describe_skill");
+    // GetTask shows the same describe_skill Task, answered from the bundle again.
+    let (got, _) = rpc(&gw.url, "GetTask", json!({"id": task["id"]}), true).await;
+    assert_eq!(
+        got["result"]["artifacts"][0]["parts"][0]["data"]["result"]["interface_digest"],
+        task["artifacts"][0]["parts"][0]["data"]["result"]["interface_digest"],
+        "{got}"
+    );
+    assert!(
+        got["result"]["artifacts"][0]["parts"][0]["data"]["result"]["interface_digest"].is_string()
+    );
     assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
 }
 

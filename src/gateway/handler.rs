@@ -39,6 +39,9 @@ pub struct Entry {
     /// The Task as the gateway decided it, when the upstream has no say (a refusal, a
     /// describe_skill answer, a Task the upstream did not finish in time).
     pub decided: Option<Task>,
+    /// For a describe_skill Task: the skill it described (its Artifact is rebuilt from
+    /// the bundle when asked for again).
+    pub described: Option<String>,
 }
 
 /// Tasks by id, the oldest forgotten beyond `capacity`.
@@ -62,7 +65,25 @@ impl TaskIndex {
         self.entries.get(id)
     }
 
-    pub fn insert(&mut self, id: &str, entry: Entry) {
+    /// Remember `entry` for Task `id`. A describe_skill Task is kept without its
+    /// Artifact's data (a whole Skill Interface Document): [`Shared::decided`] answers it
+    /// from the bundle again, so the index stays small whatever callers ask.
+    pub fn insert(&mut self, id: &str, mut entry: Entry) {
+        if let Some(task) = entry.decided.as_mut() {
+            for artifact in task.artifacts.iter_mut().flatten() {
+                if artifact.name.as_deref() == Some(DESCRIBE_SKILL) {
+                    let described = artifact.parts.iter().find_map(|p| match &p.content {
+                        PartContent::Data(v) => v
+                            .pointer("/result/interface/skill_id")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        _ => None,
+                    });
+                    entry.described = described;
+                    artifact.parts.clear();
+                }
+            }
+        }
         if self.entries.insert(id.to_string(), entry).is_none() {
             self.order.push_back(id.to_string());
         }
@@ -171,17 +192,19 @@ fn ids(message: &Message) -> (String, String) {
 fn decided_task(
     message: &Message,
     state: TaskState,
-    reply: Message,
+    reply: Option<Message>,
     artifacts: Vec<Artifact>,
 ) -> Task {
     let (id, context_id) = ids(message);
-    let mut reply = reply;
-    reply.task_id = Some(id.clone());
-    reply.context_id = Some(context_id.clone());
+    let reply = reply.map(|mut reply| {
+        reply.task_id = Some(id.clone());
+        reply.context_id = Some(context_id.clone());
+        reply
+    });
     Task {
         id,
         context_id,
-        status: view::status(state, Some(reply)),
+        status: view::status(state, reply),
         artifacts: (!artifacts.is_empty()).then_some(artifacts),
         history: None,
         metadata: None,
@@ -315,7 +338,7 @@ impl Shared {
                 Plan::Decided(Box::new(decided_task(
                     message,
                     TaskState::Rejected,
-                    view::text_message(&text, "", ""),
+                    Some(view::text_message(&text, "", "")),
                     Vec::new(),
                 )))
             }
@@ -328,7 +351,7 @@ impl Shared {
                 Plan::Decided(Box::new(decided_task(
                     message,
                     state,
-                    view::error_message(&e, "", ""),
+                    Some(view::error_message(&e, "", "")),
                     Vec::new(),
                 )))
             }
@@ -347,7 +370,7 @@ impl Shared {
                 Plan::Decided(Box::new(decided_task(
                     message,
                     TaskState::Completed,
-                    view::text_message("described", "", ""),
+                    None,
                     vec![artifact],
                 )))
             }
@@ -367,6 +390,7 @@ impl Shared {
             Entry {
                 skill_id: skill_id.map(str::to_string),
                 decided: decided.cloned(),
+                described: None,
             },
         );
     }
@@ -384,7 +408,7 @@ impl Shared {
             Some(e) => view::error_message(e, "", ""),
             None => view::text_message(view::UPSTREAM_FAILURE, "", ""),
         };
-        let mut failed = decided_task(message, TaskState::Failed, reply, Vec::new());
+        let mut failed = decided_task(message, TaskState::Failed, Some(reply), Vec::new());
         if let Some(task) = task {
             failed.id = task.id.clone();
             failed.context_id = task.context_id.clone();
@@ -397,16 +421,29 @@ impl Shared {
         failed
     }
 
+    /// The Task `id` as the gateway decided it, if it did (a describe_skill Artifact
+    /// answered from the bundle served now).
+    fn decided(&self, loaded: &Loaded, id: &str) -> Option<Task> {
+        let entry = self.index().get(id).cloned()?;
+        let mut task = entry.decided?;
+        if let Some(skill) = entry.described {
+            for artifact in task.artifacts.iter_mut().flatten() {
+                if artifact.name.as_deref() == Some(DESCRIBE_SKILL) {
+                    if let Ok(result) = loaded.bundle.describe_skill(&skill) {
+                        artifact.parts = vec![Part::data(result)];
+                    }
+                }
+            }
+        }
+        Some(task)
+    }
+
     /// The upstream's answer about a Task, as the caller may see it.
     fn shown(&self, loaded: &Loaded, task: Task, known: Option<&str>) -> Task {
-        let entry = self.index().get(&task.id).cloned();
-        if let Some(Entry {
-            decided: Some(decided),
-            ..
-        }) = entry
-        {
+        if let Some(decided) = self.decided(loaded, &task.id) {
             return decided;
         }
+        let entry = self.index().get(&task.id).cloned();
         let skill = entry
             .and_then(|e| e.skill_id)
             .or_else(|| known.map(str::to_string))
@@ -550,11 +587,7 @@ impl RequestHandler for Gateway {
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
         let loaded = self.loaded();
-        if let Some(Entry {
-            decided: Some(task),
-            ..
-        }) = self.index().get(&req.id).cloned()
-        {
+        if let Some(task) = self.decided(&loaded, &req.id) {
             return Ok(task);
         }
         let upstream = self.upstream()?;
@@ -625,11 +658,7 @@ impl RequestHandler for Gateway {
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         let loaded = self.loaded();
         let entry = self.index().get(&req.id).cloned();
-        if let Some(Entry {
-            decided: Some(task),
-            ..
-        }) = entry
-        {
+        if let Some(task) = self.decided(&loaded, &req.id) {
             return Ok(Box::pin(futures::stream::once(async move {
                 Ok(StreamResponse::Task(task))
             })));
