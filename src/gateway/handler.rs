@@ -1,17 +1,19 @@
 //! The A2A operations of the gateway (the SDK's [`RequestHandler`]): each Message routed
-//! by the library's rules ([`Bundle::route_message`], draft "Domain-skill invocation",
+//! by the library's rules ([`crate::bundle::Bundle::route_message`], draft "Domain-skill invocation",
 //! "describe_skill request", the intermediate-exchange table), refused or answered from
 //! the bundle without calling the upstream, or forwarded; everything the upstream sends
 //! back about a governed Task shown only through a [`TaskView`].
 //!
 //! What the gateway decides itself — a refusal as a rejected or failed Task, a
 //! describe_skill Task, a Task the upstream failed to finish — is kept in a bounded index
-//! ([`TaskIndex`]) so GetTask shows the same Task later. Base A2A requests (no skill
+//! ([`super::tasks::TaskIndex`]) so GetTask shows the same Task later. Base A2A requests (no skill
 //! request object) pass through unchanged; their Tasks are only remembered as base Tasks.
 
+use super::log::LogRecord;
+use super::state::{Gateway, Loaded, Shared};
+use super::tasks::Entry;
 use super::upstream::{Op, Upstream, UpstreamError};
 use super::view::{self, guard_task, integral, TaskView};
-use super::{Gateway, Loaded, Shared};
 use crate::agent::message::{ExistingTask, Part as RoutedPart, Policy, Refusal, Route};
 use crate::agent::Request;
 use crate::condition::ErrorObject;
@@ -30,78 +32,6 @@ use futures::StreamExt;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-
-/// What the gateway remembers of a Task.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    /// The governed skill the Task invokes; `None` for a base A2A Task.
-    pub skill_id: Option<String>,
-    /// The Task as the gateway decided it, when the upstream has no say (a refusal, a
-    /// describe_skill answer, a Task the upstream did not finish in time).
-    pub decided: Option<Task>,
-    /// For a describe_skill Task: the skill it described (its Artifact is rebuilt from
-    /// the bundle when asked for again).
-    pub described: Option<String>,
-}
-
-/// Tasks by id, the oldest forgotten beyond `capacity`.
-#[derive(Debug)]
-pub struct TaskIndex {
-    capacity: usize,
-    entries: HashMap<String, Entry>,
-    order: VecDeque<String>,
-}
-
-impl TaskIndex {
-    pub fn new(capacity: usize) -> Self {
-        TaskIndex {
-            capacity: capacity.max(1),
-            entries: HashMap::new(),
-            order: VecDeque::new(),
-        }
-    }
-
-    pub fn get(&self, id: &str) -> Option<&Entry> {
-        self.entries.get(id)
-    }
-
-    /// Remember `entry` for Task `id`. A describe_skill Task is kept without its
-    /// Artifact's data (a whole Skill Interface Document): [`Shared::decided`] answers it
-    /// from the bundle again, so the index stays small whatever callers ask.
-    pub fn insert(&mut self, id: &str, mut entry: Entry) {
-        if let Some(task) = entry.decided.as_mut() {
-            for artifact in task.artifacts.iter_mut().flatten() {
-                if artifact.name.as_deref() == Some(DESCRIBE_SKILL) {
-                    let described = artifact.parts.iter().find_map(|p| match &p.content {
-                        PartContent::Data(v) => v
-                            .pointer("/result/interface/skill_id")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                        _ => None,
-                    });
-                    entry.described = described;
-                    artifact.parts.clear();
-                }
-            }
-        }
-        if self.entries.insert(id.to_string(), entry).is_none() {
-            self.order.push_back(id.to_string());
-        }
-        while self.order.len() > self.capacity {
-            if let Some(old) = self.order.pop_front() {
-                self.entries.remove(&old);
-            }
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
 
 /// Whether the request's `A2A-Extensions` header activates the schema-interface
 /// extension.
@@ -469,7 +399,7 @@ impl Shared {
         let result = f.await;
         self.metrics.upstream(started.elapsed(), result.is_ok());
         if let Err(e) = &result {
-            self.log(super::LogRecord::warn("upstream_error").with_code(e.as_str()));
+            self.log(LogRecord::warn("upstream_error").with_code(e.as_str()));
         }
         result
     }
@@ -494,7 +424,7 @@ impl RequestHandler for Gateway {
             Plan::Decided(task) => {
                 self.remember(&task.id, None, Some(&task));
                 self.log(
-                    super::LogRecord::info("decided")
+                    LogRecord::info("decided")
                         .with_task(&task.id)
                         .with_state(&task.status.state),
                 );
@@ -523,7 +453,7 @@ impl RequestHandler for Gateway {
                 self.remember(&task.id, Some(&skill), None);
                 let shown = self.shown(&loaded, task, Some(&skill));
                 self.log(
-                    super::LogRecord::info("forwarded")
+                    LogRecord::info("forwarded")
                         .with_task(&shown.id)
                         .with_skill(&skill)
                         .with_state(&shown.status.state),

@@ -22,7 +22,7 @@
 //!   name, a task id, serde's reading of a member), and nothing a caller sent is
 //!   repeated back ([`fixed_message`]).
 
-use super::{Gateway, RequestLimits};
+use super::state::{Gateway, RequestLimits};
 use crate::a2a::EXTENSION_URI;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
