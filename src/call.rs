@@ -243,14 +243,7 @@ impl Caller {
         };
         let advertisement = crate::client::read_card(&card).map_err(|e| card_error(&card, e))?;
         let endpoint = transport::endpoint(&card, self.options.binding)?;
-        let extension_required = card
-            .pointer("/capabilities/extensions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|e| e["uri"] == EXTENSION_URI)
-            .and_then(|e| e.get("required"))
-            == Some(&json!(true));
+        let extension_required = advertisement.extension_required;
         if let Ok(mut cache) = self.cache.lock() {
             cache.refresh(&card_url, &advertisement);
         }

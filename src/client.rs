@@ -400,6 +400,9 @@ pub struct CardAdvertisement {
     pub skills: Vec<Advertised>,
     /// Whether the card's `skills` include `describe_skill`.
     pub describe_skill: bool,
+    /// Whether the card marks the extension `required: true` (the agent refuses a
+    /// request that does not activate it).
+    pub extension_required: bool,
 }
 
 /// Read the schema-interface advertisement of an Agent Card (step 1).
@@ -500,6 +503,7 @@ pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
         interface_version: INTERFACE_VERSION.to_string(),
         skills,
         describe_skill: card_skills.contains(&DESCRIBE_SKILL),
+        extension_required: extension.get("required") == Some(&Value::Bool(true)),
     })
 }
 

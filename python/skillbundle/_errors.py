@@ -12,7 +12,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillbundle._native import ErrorDetail, ErrorObject, Finding
+    from skillbundle.types import ErrorDetail, ErrorObject, Finding
 
 __all__ = ["BundleRefused", "CardInvalid", "InterfaceError"]
 

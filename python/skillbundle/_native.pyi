@@ -1,59 +1,47 @@
-"""Type stubs of the native module (src/python/ in the Rust crate)."""
+"""Type stubs of the native module (src/python/ in the Rust crate).
+
+Every value the module hands back that has a shape of the draft's or of the library's
+is a TypedDict of `skillbundle.types` (findings, error objects, bindings, Skill Interface
+Documents, describe_skill results, skill request objects, checked Tasks, delegation
+hops), as pydantic-core's `_pydantic_core.pyi` types its values with `core_schema`.
+tests/python/test_python_face.py holds these stubs to the module with mypy's stubtest
+and to the values it returns."""
 
 import os
 import pathlib
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal, NotRequired, TypedDict, final
+from typing import Any, Final, Literal, final
+
+from typing_extensions import Self
 
 from skillbundle._errors import InterfaceError
+from skillbundle.types import (
+    AgentExtension,
+    CheckedTask,
+    DelegationHop,
+    DescribeRequest,
+    DescribeResult,
+    Finding,
+    JsonValue,
+    ResultObject,
+    Route,
+    SkillBinding,
+    SkillInterfaceDocument,
+    SkillRequest,
+    TrustEntry,
+    UpstreamTask,
+    Verdict,
+)
 
 EXTENSION_URI: Final[str]
 __version__: Final[str]
+DESCRIBE_SKILL: Final[str]
+RESOURCE_LIMIT_EXCEEDED: Final[str]
 DEFAULT_MAX_RECORDS: Final[int]
 DEFAULT_MAX_ARTIFACT_BYTES: Final[int]
-
-JsonValue = Any
-TrustEntry = str | os.PathLike[str] | Mapping[str, Any]
-
-class Finding(TypedDict):
-    """One finding of `BundleRefused.findings`: the members and codes of
-    `skillbundle verify --format json`."""
-
-    code: str
-    message: str
-    severity: NotRequired[Literal["warning"]]
-    condition: NotRequired[str]
-    file: NotRequired[str]
-    pointer: NotRequired[str]
-    line: NotRequired[int]
-    column: NotRequired[int]
-    help: NotRequired[str]
-
-class ErrorDetail(TypedDict):
-    """One entry of an error object's `details`: where, never the value."""
-
-    instance_path: str
-    schema_path: NotRequired[str]
-    keyword: NotRequired[str]
-    expected: NotRequired[JsonValue]
-    actual: NotRequired[JsonValue]
-
-class ErrorBody(TypedDict):
-    code: str
-    message: NotRequired[str]
-    details: NotRequired[list[ErrorDetail]]
-
-class ErrorObject(TypedDict):
-    """The draft's error object, `{"error": {"code", "message"?, "details"?}}`."""
-
-    error: ErrorBody
-
-class SkillBinding(TypedDict):
-    """A skill's binding as the extension's params list it."""
-
-    skill_id: str
-    skill_version: str
-    interface_digest: str
+DEFAULT_MAX_BODY_BYTES: Final[int]
+DEFAULT_MAX_DEPTH: Final[int]
+DEFAULT_MAX_VALUES: Final[int]
 
 def check_body(
     body: bytes, *, max_depth: int, max_values: int
@@ -62,6 +50,15 @@ def check_body(
     I-JSON value within the limits, else ("parse" | "limit", a message that quotes
     nothing of the body). Used by `skillbundle.guard.RequestGuard`."""
 
+def body_too_large(*, max_body_bytes: int) -> tuple[Literal["limit"], str]:
+    """The refusal of a body longer than `max_body_bytes`."""
+
+def is_terminal(state: str) -> bool:
+    """Whether `state` (an A2A 1.0 wire name, `TASK_STATE_COMPLETED`...) ends a Task."""
+
+def is_interrupted(state: str) -> bool:
+    """Whether a Task in `state` (an A2A 1.0 wire name) waits for input or authorization."""
+
 @final
 class Describe:
     """A describe_skill request that passed every check."""
@@ -69,7 +66,7 @@ class Describe:
     __match_args__ = ("skill_id",)
     @property
     def skill_id(self) -> str: ...
-    def __init__(self, skill_id: str) -> None: ...
+    def __new__(cls, skill_id: str) -> Self: ...
 
 @final
 class Invoke:
@@ -81,7 +78,7 @@ class Invoke:
     def skill_id(self) -> str: ...
     @property
     def arguments(self) -> JsonValue: ...
-    def __init__(self, skill_id: str, arguments: JsonValue) -> None: ...
+    def __new__(cls, skill_id: str, arguments: JsonValue) -> Self: ...
 
 @final
 class Invocation:
@@ -97,14 +94,7 @@ class Invocation:
     @property
     def arguments(self) -> JsonValue: ...
 
-Verdict = tuple[Literal["hold"], None] | tuple[Literal["release"], list[str]] | tuple[Literal["fail"], dict[str, Any]]
-Route = (
-    tuple[Literal["describe"], str]
-    | tuple[Literal["invoke"], Invocation]
-    | tuple[Literal["follow_up", "base", "extension_required", "not_activated"], None]
-    | tuple[Literal["binding", "reject"], InterfaceError]
-)
-
+@final
 class TaskGuard:
     """What one Task of one skill may publish, and when (the library's `agent::task`)."""
 
@@ -126,6 +116,8 @@ class TaskGuard:
         """The executor answered with a bare Message."""
     def returned(self) -> Verdict:
         """The executor returned."""
+    def result_artifact(self, result: JsonValue) -> tuple[str, ResultObject]:
+        """The primary result Artifact for `result`: its name and its Data Part's data."""
     def abort(self) -> None: ...
     def adopt(self, artifact_id: str, name: str) -> None: ...
     def set_state(self, state: str) -> None: ...
@@ -181,7 +173,7 @@ class Bundle:
     @property
     def skills(self) -> list[SkillBinding]:
         """`skill_id`, `skill_version` and `interface_digest` of each skill."""
-    def extension(self) -> dict[str, Any]:
+    def extension(self) -> AgentExtension:
         """The AgentExtension for the Agent Card's `capabilities.extensions`, as the bundle
         signs it (`interface_version` and the skills' bindings); `agent_card` adds each
         skill's capability descriptors (`interfaces`) to it."""
@@ -191,8 +183,8 @@ class Bundle:
     def agent_card(self, base: Mapping[str, Any], *, require_extension: bool = False) -> dict[str, Any]:
         """`base` with the extension (`required` as given) and skills merged in; raises
         `CardInvalid`."""
-    def interface(self, skill_id: str) -> dict[str, Any] | None: ...
-    def describe_skill(self, skill_id: str) -> dict[str, Any]:
+    def interface(self, skill_id: str) -> SkillInterfaceDocument | None: ...
+    def describe_skill(self, skill_id: str) -> DescribeResult:
         """The describe_skill result object; raises `InterfaceError`."""
     def check_request(self, data: JsonValue) -> Describe | Invoke:
         """Check a skill request object; raises `InterfaceError`. Only exact `dict`,
@@ -216,8 +208,9 @@ class Bundle:
     ) -> Route:
         """What a Message is (the library's `agent::message`); `task` is `(skill_id or
         None, interrupted)` of the Task it is sent into."""
-    def requested_skill(self, data: JsonValue | bytes) -> str | None:
-        """The advertised skill a skill request object names, if any."""
+    def invoked_skill(self, data: JsonValue | bytes) -> str | None:
+        """The domain skill a Task invokes, from its first Message's Data Part (`None`
+        for describe_skill or anything else)."""
     def task_guard(
         self, skill_id: str, *, max_records: int = ..., max_artifact_bytes: int = ...
     ) -> TaskGuard: ...
@@ -238,12 +231,12 @@ class CardAdvertisement:
         """Raises `InterfaceError` (skill_not_advertised, unsupported_interface_version,
         interface_invalid)."""
     @property
-    def skills(self) -> list[dict[str, str]]: ...
+    def skills(self) -> list[SkillBinding]: ...
     @property
     def describe_skill(self) -> bool: ...
     @property
     def extension_required(self) -> bool: ...
-    def describe_request(self, skill_id: str) -> dict[str, Any]: ...
+    def describe_request(self, skill_id: str) -> DescribeRequest: ...
     def verify_describe(self, skill_id: str, task: Mapping[str, Any]) -> VerifiedInterface:
         """Check a describe_skill Task and verify its document; raises `ProtocolViolation`,
         `SkillRefused`, `TaskStopped` or `InterfaceError`."""
@@ -257,22 +250,22 @@ class VerifiedInterface:
     @property
     def interface_digest(self) -> str: ...
     @property
-    def document(self) -> dict[str, Any]: ...
-    def request(self, arguments: JsonValue) -> dict[str, Any]:
+    def document(self) -> SkillInterfaceDocument: ...
+    def request(self, arguments: JsonValue) -> SkillRequest:
         """The skill request object; raises `InterfaceError` (input_invalid)."""
-    def check_task(self, task: Mapping[str, Any]) -> dict[str, Any]:
+    def check_task(self, task: Mapping[str, Any]) -> CheckedTask:
         """`{"result", "result_artifact_id", "records"}`; raises `ProtocolViolation`,
         `SkillRefused` or `TaskStopped`."""
 
 @final
 class InterfaceCache:
-    def __init__(self, capacity: int = 64) -> None: ...
+    def __new__(cls, capacity: int = 64) -> Self: ...
     def get(self, agent: str, card: CardAdvertisement, skill_id: str) -> VerifiedInterface | None: ...
     def insert(self, agent: str, interface: VerifiedInterface) -> None: ...
     def refresh(self, agent: str, card: CardAdvertisement) -> int: ...
     def __len__(self) -> int: ...
 
-def delegation_metadata(agent: str, task_id: str, context_id: str | None = None) -> dict[str, Any]: ...
+def delegation_metadata(agent: str, task_id: str, context_id: str | None = None) -> dict[str, UpstreamTask]: ...
 def delegation_hop(
     upstream_agent: str,
     upstream_task_id: str,
@@ -280,7 +273,10 @@ def delegation_hop(
     downstream_task_id: str,
     interface: VerifiedInterface,
     terminal_state: str,
-) -> dict[str, Any]: ...
+) -> DelegationHop: ...
+def task_of(response: Mapping[str, Any], *, describe: bool) -> dict[str, Any]:
+    """The Task of a SendMessage response (`{"task": ...}`, A2A 1.0 JSON form); raises
+    `ProtocolViolation` for anything else (a bare Message)."""
 
 @final
 class Fetched:

@@ -67,7 +67,13 @@ from a2a.utils.errors import A2AError, ExtensionSupportRequiredError, InvalidPar
 from google.protobuf import json_format
 
 from skillbundle import EXTENSION_URI, Bundle, InterfaceError
-from skillbundle._native import DEFAULT_MAX_ARTIFACT_BYTES, DEFAULT_MAX_RECORDS, Invocation
+from skillbundle._native import (
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    DEFAULT_MAX_RECORDS,
+    DESCRIBE_SKILL,
+    Invocation,
+    is_interrupted,
+)
 from skillbundle.client import SkillClient
 from skillbundle.guard import Limits, RequestGuard
 from skillbundle.task_store import BoundedTaskStore
@@ -94,13 +100,6 @@ log = logging.getLogger(__name__)
 #: reaches the caller.
 INTERNAL_FAILURE = "the agent failed while processing this request"
 
-_INTERRUPTED = {TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED}
-_TERMINAL = {
-    TaskState.TASK_STATE_COMPLETED,
-    TaskState.TASK_STATE_FAILED,
-    TaskState.TASK_STATE_CANCELED,
-    TaskState.TASK_STATE_REJECTED,
-}
 #: Interrupted Tasks whose guard is kept in memory between turns (beyond, the oldest is
 #: rebuilt from the stored Task when its follow-up arrives).
 _MAX_OPEN = 10_000
@@ -177,7 +176,7 @@ class _GuardedQueue:
         self._context_id = context_id
         # The Artifacts the guard holds, as the SDK's objects to publish when released.
         self._artifacts: dict[str, Artifact] = artifacts if artifacts is not None else {}
-        self.failure: dict[str, Any] | None = None
+        self.failure: InterfaceError | None = None
         self.call: SkillCall | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -187,13 +186,17 @@ class _GuardedQueue:
     def finished(self) -> bool:
         return self._guard.finished
 
+    def result_artifact(self, result: Any) -> tuple[str, dict[str, Any]]:
+        """The primary result Artifact's name and data for `result` (the library's)."""
+        return self._guard.result_artifact(result)
+
     async def _apply(self, verdict: tuple[str, Any]) -> bool:
         """Do what the guard answered; False when the Task failed."""
         kind, payload = verdict
         if kind == "fail":
             self._artifacts.clear()
             self.failure = payload
-            await self._status(TaskState.TASK_STATE_FAILED, _error_message(payload))
+            await self._status(TaskState.Value(payload.task_state), _error_message(payload.to_dict()))
             return False
         if kind == "release":
             for artifact_id in payload:
@@ -309,7 +312,7 @@ class SkillCall:
 
     def _raise_if_failed(self) -> None:
         if self._queue.finished and self._queue.failure is not None:
-            raise InterfaceError(self._queue.failure, "TASK_STATE_FAILED")
+            raise self._queue.failure
 
     async def working(self, text: str | None = None) -> None:
         """A progress status (`TASK_STATE_WORKING`), with an optional text."""
@@ -328,10 +331,11 @@ class SkillCall:
     async def complete(self, result: Any, *, artifact_id: str | None = None) -> None:
         """Publish the primary result `{"skill", "result": result}` and complete the Task
         (both only if everything the Task holds is valid)."""
+        name, data = self._queue.result_artifact(result)
         await self.updater.add_artifact(
-            [new_data_part({"skill": self.skill_id, "result": result})],
+            [new_data_part(data)],
             artifact_id=artifact_id or str(uuid.uuid4()),
-            name=self.skill_id,
+            name=name,
             last_chunk=True,
         )
         self._raise_if_failed()
@@ -413,7 +417,7 @@ class SchemaEnforcingExecutor(AgentExecutor):
         """`(skill_id or None, interrupted)` of an existing Task, for the router."""
         if task is None:
             return None
-        interrupted = task.status.state in _INTERRUPTED
+        interrupted = is_interrupted(TaskState.Name(task.status.state))
         kept = self._open.get(task.id)
         if kept is not None:
             return kept.guard.skill_id, interrupted
@@ -423,12 +427,12 @@ class SchemaEnforcingExecutor(AgentExecutor):
         return self._skill_of_history(task), interrupted
 
     def _skill_of_history(self, task: Task) -> str | None:
-        """The skill a stored Task invokes: the one its first Message requests."""
+        """The domain skill a stored Task invokes: the one its first Message requests."""
         for message in task.history[:1]:
             for data in _parts(message.parts):
                 if data is not None:
-                    skill = self.bundle.requested_skill(data)
-                    if skill is not None and skill != "describe_skill":
+                    skill = self.bundle.invoked_skill(data)
+                    if skill is not None:
                         return skill
         return None
 
@@ -490,7 +494,7 @@ class SchemaEnforcingExecutor(AgentExecutor):
             await updater.update_status(TaskState.Value(payload.task_state), _error_message(payload.to_dict()))
         elif kind == "describe":
             result = self.bundle.describe_skill(payload)
-            await updater.add_artifact([new_data_part(result)], name="describe_skill", extensions=[EXTENSION_URI])
+            await updater.add_artifact([new_data_part(result)], name=DESCRIBE_SKILL, extensions=[EXTENSION_URI])
             await updater.complete()
         elif kind == "invoke":
             guard = self.bundle.task_guard(

@@ -50,6 +50,7 @@ from skillbundle._native import (
     VerifiedInterface,
     delegation_hop,
     delegation_metadata,
+    task_of,
 )
 
 __all__ = [
@@ -128,7 +129,7 @@ class SkillClient:
         if self._owns_http:
             await self._http.aclose()
 
-    async def _send(self, data: Any, metadata: dict[str, Any] | None = None) -> Task:
+    async def _send(self, data: Any, *, describe: bool, metadata: dict[str, Any] | None = None) -> Task:
         message = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[new_data_part(data)])
         message.extensions.append(EXTENSION_URI)
         if metadata:
@@ -145,9 +146,9 @@ class SkillClient:
                 last.HasField(k) for k in ("status_update", "artifact_update")):
             return last.task
         if task_id is None:
-            raise ProtocolViolation(
-                {"clause": "primary-result", "pointer": "",
-                 "message": "the agent answered with a Message, not a Task"}, {})
+            # A bare Message (or nothing): the library names the clause it breaks.
+            task_of(_to_dict(last) if last is not None else {}, describe=describe)
+            raise AssertionError("task_of accepts only a response holding a Task")
         # A streamed answer: the final Task, retrieved with GetTask (the draft allows it).
         return await self._client.get_task(GetTaskRequest(id=task_id), context=_ACTIVATE)
 
@@ -157,7 +158,7 @@ class SkillClient:
         if cached is not None:
             return cached, True
         request = self.advertisement.describe_request(skill_id)
-        task = await self._send(request)
+        task = await self._send(request, describe=True)
         verified = self.advertisement.verify_describe(skill_id, _to_dict(task))
         self._cache.insert(self.card_url, verified)
         return verified, False
@@ -169,7 +170,7 @@ class SkillClient:
         verified, cached = await self.interface(skill_id)
         request = verified.request(arguments)
         metadata = delegation_metadata(*upstream) if upstream else None
-        task = await self._send(request, metadata)
+        task = await self._send(request, describe=False, metadata=metadata)
         checked = verified.check_task(_to_dict(task))
         hop = None
         if upstream:

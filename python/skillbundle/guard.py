@@ -39,12 +39,10 @@ from a2a.utils.error_handlers import build_rest_error_payload
 from a2a.utils.errors import InvalidRequestError
 from google.protobuf.json_format import ParseError
 
-from skillbundle._native import check_body
+from skillbundle._native import RESOURCE_LIMIT_EXCEEDED, body_too_large, check_body
 from skillbundle.limits import Limits
 
 __all__ = ["Limits", "RequestGuard"]
-
-RESOURCE_LIMIT_EXCEEDED = "resource_limit_exceeded"
 
 
 class RequestGuard:
@@ -68,10 +66,9 @@ class RequestGuard:
             return
         jsonrpc = scope.get("path") in self.jsonrpc_paths
         limit = self.limits.max_body_bytes
-        too_large = f"the request body is larger than this agent accepts ({limit} bytes)"
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _refuse(send, jsonrpc, "limit", too_large, close=True)
+            await _refuse(send, jsonrpc, *body_too_large(max_body_bytes=limit), close=True)
             return
         chunks: list[bytes] = []
         size = 0
@@ -82,7 +79,7 @@ class RequestGuard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _refuse(send, jsonrpc, "limit", too_large, close=True)
+                await _refuse(send, jsonrpc, *body_too_large(max_body_bytes=limit), close=True)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):

@@ -2,8 +2,9 @@
 
 The draft requires an implementation to limit payload size and nesting, among others,
 and to refuse what exceeds a limit with `resource_limit_exceeded`; it sets no numbers.
-`Limits` holds this package's, with defaults safe for an agent on the open network. The
-defaults are stated in the README's Python section; change them per agent:
+`Limits` holds them, with the library's defaults (Rust `agent::body::BodyLimits`, safe
+for an agent on the open network, stated in the README's Python section); change them
+per agent:
 
     RequestGuard(app, limits=Limits(max_body_bytes=4 << 20))
 
@@ -15,6 +16,8 @@ reader, never the SDK's conversions.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+
+from skillbundle._native import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_VALUES
 
 __all__ = ["Limits"]
 
@@ -36,9 +39,9 @@ class Limits:
       them, not with the bytes (`[]` is two bytes and a whole value).
     """
 
-    max_body_bytes: int = 1 << 20
-    max_depth: int = 64
-    max_values: int = 20_000
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+    max_values: int = DEFAULT_MAX_VALUES
 
     def __post_init__(self) -> None:
         # Every limit is a positive int: a limit added here is checked without more code.

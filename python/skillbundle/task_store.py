@@ -22,16 +22,10 @@ from a2a.server.owner_resolver import OwnerResolver, resolve_user_scope
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types import Task, TaskState
 
+from skillbundle._native import is_terminal
+
 __all__ = ["BoundedTaskStore"]
 
-_TERMINAL = frozenset(
-    {
-        TaskState.TASK_STATE_COMPLETED,
-        TaskState.TASK_STATE_FAILED,
-        TaskState.TASK_STATE_CANCELED,
-        TaskState.TASK_STATE_REJECTED,
-    }
-)
 
 
 class BoundedTaskStore(InMemoryTaskStore):
@@ -56,7 +50,7 @@ class BoundedTaskStore(InMemoryTaskStore):
     async def save(self, task: Task, context: ServerCallContext) -> None:
         await super().save(task, context)
         key = (self._owner(context), task.id)
-        if task.status.state not in _TERMINAL:
+        if not is_terminal(TaskState.Name(task.status.state)):
             self._finished.pop(key, None)
             return
         self._finished[key] = context

@@ -10,10 +10,11 @@
 //! input_schema (`input_invalid`). Results and supporting records are validated before
 //! the agent reports completion (`output_invalid`, and the task then fails).
 //!
-//! What an A2A executor does with those checks lives in two submodules: [`message`]
-//! decides which incoming Message is a skill request, a follow-up or a base request;
-//! [`task`] decides what a Task may publish and when. Every language binding (the Python
-//! executor in `skillbundle.a2a`) only adapts its SDK's events to them.
+//! What an A2A executor does with those checks lives in three submodules: [`body`]
+//! reads a request body strictly, under the request limits, before an SDK reads it;
+//! [`message`] decides which incoming Message is a skill request, a follow-up or a base
+//! request; [`task`] decides what a Task may publish and when. Every language binding
+//! (the Python executor in `skillbundle.a2a`) only adapts its SDK's events to them.
 //!
 //! Every refusal is a [`ErrorObject`] in the draft's exact wire shape whose
 //! [`task_state`](ErrorObject::task_state) tells the caller which A2A state to use.
@@ -23,6 +24,7 @@
 #![doc = ""]
 #![doc = include_str!("../../docs/loading-a-bundle.md")]
 
+pub mod body;
 pub mod message;
 pub mod task;
 

@@ -35,6 +35,12 @@ use crate::condition::{Condition, Detected, ErrorObject};
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// The member of the skill result object naming the skill (draft: "Domain-skill
+/// invocation").
+pub const RESULT_OBJECT_SKILL: &str = "skill";
+/// The member of the skill result object holding the domain output.
+pub const RESULT_OBJECT_RESULT: &str = "result";
+
 /// The per-Task limits of the rule set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -75,18 +81,49 @@ pub enum State {
 }
 
 impl State {
+    /// Each state and its A2A 1.0 wire name: the one table of task-state names (the
+    /// Python face and the executor read them from here).
+    const WIRE: [(State, &'static str); 8] = [
+        (State::Submitted, "TASK_STATE_SUBMITTED"),
+        (State::Working, "TASK_STATE_WORKING"),
+        (State::InputRequired, "TASK_STATE_INPUT_REQUIRED"),
+        (State::AuthRequired, "TASK_STATE_AUTH_REQUIRED"),
+        (State::Completed, "TASK_STATE_COMPLETED"),
+        (State::Failed, "TASK_STATE_FAILED"),
+        (State::Canceled, "TASK_STATE_CANCELED"),
+        (State::Rejected, "TASK_STATE_REJECTED"),
+    ];
+
     /// From the A2A 1.0 wire name (`TASK_STATE_COMPLETED`, ...).
     pub fn from_wire(name: &str) -> Option<State> {
-        Some(match name {
-            "TASK_STATE_SUBMITTED" => State::Submitted,
-            "TASK_STATE_WORKING" => State::Working,
-            "TASK_STATE_INPUT_REQUIRED" => State::InputRequired,
-            "TASK_STATE_AUTH_REQUIRED" => State::AuthRequired,
-            "TASK_STATE_COMPLETED" => State::Completed,
-            "TASK_STATE_FAILED" => State::Failed,
-            "TASK_STATE_CANCELED" => State::Canceled,
-            "TASK_STATE_REJECTED" => State::Rejected,
-            _ => return None,
+        State::WIRE
+            .iter()
+            .find(|(_, wire)| *wire == name)
+            .map(|(state, _)| *state)
+    }
+
+    /// The A2A 1.0 wire name (`TASK_STATE_COMPLETED`, ...).
+    pub fn wire_name(self) -> &'static str {
+        State::WIRE
+            .iter()
+            .find(|(state, _)| *state == self)
+            .map(|(_, wire)| *wire)
+            .expect("every state has a wire name")
+    }
+
+    /// The state an A2A task state is, if a guard distinguishes it (not `Unspecified`).
+    pub fn from_task_state(state: &a2a_types::TaskState) -> Option<State> {
+        use a2a_types::TaskState as T;
+        Some(match state {
+            T::Unspecified => return None,
+            T::Submitted => State::Submitted,
+            T::Working => State::Working,
+            T::InputRequired => State::InputRequired,
+            T::AuthRequired => State::AuthRequired,
+            T::Completed => State::Completed,
+            T::Failed => State::Failed,
+            T::Canceled => State::Canceled,
+            T::Rejected => State::Rejected,
         })
     }
 
@@ -185,6 +222,24 @@ impl TaskGuard {
     /// The skill this Task invokes.
     pub fn skill_id(&self) -> &str {
         &self.skill_id
+    }
+
+    /// The name of the Task's primary result Artifact: the skill identifier (draft:
+    /// "Domain-skill invocation").
+    pub fn result_artifact_name(&self) -> &str {
+        &self.skill_id
+    }
+
+    /// The skill result object `{"skill": <skill_id>, "result": <output>}`: the data of
+    /// the primary result Artifact's single Data Part.
+    pub fn result_object(&self, output: Value) -> Value {
+        let mut object = serde_json::Map::with_capacity(2);
+        object.insert(
+            RESULT_OBJECT_SKILL.to_string(),
+            Value::from(self.skill_id.as_str()),
+        );
+        object.insert(RESULT_OBJECT_RESULT.to_string(), output);
+        Value::Object(object)
     }
 
     /// The guard failed the Task, or saw it end: nothing more is published.
@@ -518,8 +573,8 @@ impl Bundle {
     ) -> Result<(), ErrorObject> {
         let shaped = data.and_then(Value::as_object).filter(|o| {
             o.len() == 2
-                && o.get("skill").and_then(Value::as_str) == Some(skill_id)
-                && o.contains_key("result")
+                && o.get(RESULT_OBJECT_SKILL).and_then(Value::as_str) == Some(skill_id)
+                && o.contains_key(RESULT_OBJECT_RESULT)
         });
         let Some(object) = shaped else {
             return Err(failure(
@@ -530,7 +585,15 @@ impl Bundle {
             ));
         };
         // Details point into the domain output, as input_invalid's point into arguments.
-        self.check_result(skill_id, &object["result"])
+        self.check_result(skill_id, &object[RESULT_OBJECT_RESULT])
+    }
+
+    /// The domain skill a Task invokes, from the data of its first Message's Data Part:
+    /// the advertised skill its skill request object names, unless that is
+    /// describe_skill (a describe_skill Task invokes no schema-governed skill).
+    pub fn invoked_skill<'a>(&self, data: &'a Value) -> Option<&'a str> {
+        self.requested_skill(data)
+            .filter(|skill| *skill != crate::interface::DESCRIBE_SKILL)
     }
 
     /// A domain refusal the draft defines for a request the domain logic will not carry
@@ -904,5 +967,54 @@ mod tests {
             .unwrap();
         assert_eq!(e.task_state(), Some(a2a_types::TaskState::Rejected));
         assert!(b.domain_refusal(Condition::OutputInvalid, "no").is_none());
+    }
+
+    #[test]
+    fn state_names_are_a2a_1_0_wire_names_both_ways() {
+        let every = [
+            a2a_types::TaskState::Submitted,
+            a2a_types::TaskState::Working,
+            a2a_types::TaskState::InputRequired,
+            a2a_types::TaskState::AuthRequired,
+            a2a_types::TaskState::Completed,
+            a2a_types::TaskState::Failed,
+            a2a_types::TaskState::Canceled,
+            a2a_types::TaskState::Rejected,
+        ];
+        for task_state in every {
+            let state = State::from_task_state(&task_state).unwrap();
+            // The wire name is a2a-types' own serialization of the same state.
+            assert_eq!(json!(state.wire_name()), json!(task_state));
+            assert_eq!(State::from_wire(state.wire_name()), Some(state));
+            assert_eq!(state.is_terminal(), task_state.is_terminal());
+        }
+        assert_eq!(
+            State::from_task_state(&a2a_types::TaskState::Unspecified),
+            None
+        );
+        assert_eq!(State::from_wire("TASK_STATE_UNSPECIFIED"), None);
+        assert_eq!(State::from_wire("completed"), None);
+    }
+
+    #[test]
+    fn the_result_object_is_what_the_result_check_accepts() {
+        let b = example_bundle();
+        let g = guard();
+        let output = result("condition_met")["result"].clone();
+        let object = g.result_object(output);
+        assert_eq!(object, result("condition_met"));
+        assert_eq!(g.result_artifact_name(), SKILL);
+        assert_eq!(b.check_result_object(SKILL, Some(&object)), Ok(()));
+    }
+
+    #[test]
+    fn a_task_invokes_the_domain_skill_its_request_names() {
+        let b = example_bundle();
+        let request = json!({"skill": SKILL, "skill_version": "1.0", "interface_digest": "sha256:00", "arguments": {}});
+        assert_eq!(b.invoked_skill(&request), Some(SKILL));
+        let describe = json!({"skill": "describe_skill", "arguments": {"skill_id": SKILL}});
+        assert_eq!(b.invoked_skill(&describe), None);
+        assert_eq!(b.invoked_skill(&json!({"skill": "nope"})), None);
+        assert_eq!(b.invoked_skill(&json!([1])), None);
     }
 }

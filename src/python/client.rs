@@ -11,6 +11,7 @@
 
 use super::value;
 use crate::a2a::Advertised;
+use crate::clause::Clause;
 use crate::client::{CardAdvertisement, VerifiedInterface};
 use crate::condition::{Condition, Detected};
 use crate::delegation::{Hop, Upstream};
@@ -70,12 +71,34 @@ fn json_arg(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Valu
         .map_err(|r| super::refused_value(py, r, Condition::OutputInvalid, Detected::Client, what))
 }
 
+/// The Task of a SendMessage response in A2A 1.0 JSON form (`{"task": …}`); a bare
+/// `{"message": …}` or anything else raises `ProtocolViolation` under the draft's clause
+/// for that exchange (`describe-response` or `primary-result`): the mapping delivers
+/// results as Artifacts of a Task.
+#[pyfunction]
+#[pyo3(signature = (response, *, describe))]
+fn task_of<'py>(
+    py: Python<'py>,
+    response: &Bound<'py, PyAny>,
+    describe: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let response = json_arg(py, response, "the response")?;
+    let clause = if describe {
+        Clause::DescribeResponse
+    } else {
+        Clause::PrimaryResult
+    };
+    match final_task::task_of(&response, clause) {
+        Ok(task) => value::to_python(py, task),
+        Err(v) => Err(violation(py, &v)),
+    }
+}
+
 /// What an Agent Card advertises under the extension; raises `InterfaceError`
 /// (`skill_not_advertised`, `unsupported_interface_version`, `interface_invalid`).
 #[pyclass(frozen, module = "skillbundle", name = "CardAdvertisement")]
 pub struct PyCard {
     card: CardAdvertisement,
-    required: bool,
 }
 
 #[pymethods]
@@ -84,19 +107,8 @@ impl PyCard {
     #[staticmethod]
     fn read(py: Python<'_>, card: &Bound<'_, PyAny>) -> PyResult<Self> {
         let card = json_arg(py, card, "the Agent Card")?;
-        let read = crate::client::read_card(&card).map_err(|e| super::interface_error(py, &e))?;
-        let required = card
-            .pointer("/capabilities/extensions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find(|e| e["uri"] == crate::a2a::EXTENSION_URI)
-            .and_then(|e| e.get("required"))
-            == Some(&json!(true));
-        Ok(PyCard {
-            card: read,
-            required,
-        })
+        let card = crate::client::read_card(&card).map_err(|e| super::interface_error(py, &e))?;
+        Ok(PyCard { card })
     }
 
     /// `skill_id`, `skill_version`, `interface_digest` of each advertised skill.
@@ -114,7 +126,7 @@ impl PyCard {
     /// Whether the card marks the extension `required: true`.
     #[getter]
     fn extension_required(&self) -> bool {
-        self.required
+        self.card.extension_required
     }
 
     /// The describe_skill request object for `skill_id`; raises `InterfaceError`
@@ -348,6 +360,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyCache>()?;
     m.add_function(wrap_pyfunction!(delegation_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(delegation_hop, m)?)?;
+    m.add_function(wrap_pyfunction!(task_of, m)?)?;
     m.add("DELEGATION_METADATA_KEY", crate::delegation::METADATA_KEY)?;
     Ok(())
 }

@@ -11,7 +11,8 @@
 //!   `("not_activated", None)`, `("binding", InterfaceError)` (refuse through the binding,
 //!   touch no Task) or `("reject", InterfaceError)` (a new Task ends in the error's state);
 //! - `TaskGuard.artifact/status/message/returned`: `("hold", None)`,
-//!   `("release", [artifact_id, ...])` or `("fail", error_object)`.
+//!   `("release", [artifact_id, ...])` or `("fail", InterfaceError)` (the Task fails with
+//!   the error's state and object).
 
 use super::value;
 use crate::agent::message::{ExistingTask, Part, Policy, Refusal, Route};
@@ -257,7 +258,13 @@ pub fn verdict<'py>(py: Python<'py>, v: Verdict) -> PyResult<Bound<'py, PyTuple>
     let (kind, payload) = match v {
         Verdict::Hold => ("hold", py.None().into_bound(py)),
         Verdict::Release(ids) => ("release", PyList::new(py, ids)?.into_any()),
-        Verdict::Fail(e) => ("fail", value::to_python(py, &e.to_json())?),
+        Verdict::Fail(e) => (
+            "fail",
+            super::interface_error(py, &e)
+                .into_value(py)
+                .into_bound(py)
+                .into_any(),
+        ),
     };
     PyTuple::new(py, [PyString::new(py, kind).into_any(), payload])
 }

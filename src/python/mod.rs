@@ -20,12 +20,12 @@ pub mod proto;
 pub mod value;
 
 use crate::a2a::{self, EXTENSION_URI};
-use crate::agent::task::{Limits, State, TaskGuard};
+use crate::agent::body::BodyLimits;
+use crate::agent::task::{Limits, State, TaskGuard, RESULT_OBJECT_RESULT, RESULT_OBJECT_SKILL};
 use crate::agent::Request;
 use crate::bundle::{Bundle, TrustedKeys};
 use crate::condition::{Condition, Detail, Detected, ErrorObject};
 use crate::keys::{self, KeyError, PublicKey};
-use a2a_types::TaskState;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -53,26 +53,15 @@ static BUNDLE_REFUSED: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static INTERFACE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static CARD_INVALID: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 
-/// The A2A 1.0 wire name of a task state.
-fn task_state_name(state: &TaskState) -> &'static str {
-    match state {
-        TaskState::Unspecified => "TASK_STATE_UNSPECIFIED",
-        TaskState::Submitted => "TASK_STATE_SUBMITTED",
-        TaskState::Working => "TASK_STATE_WORKING",
-        TaskState::Completed => "TASK_STATE_COMPLETED",
-        TaskState::Failed => "TASK_STATE_FAILED",
-        TaskState::Canceled => "TASK_STATE_CANCELED",
-        TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-        TaskState::Rejected => "TASK_STATE_REJECTED",
-        TaskState::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
-    }
-}
-
 /// `skillbundle.InterfaceError(error_object, task_state)`.
 pub(crate) fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let class = error_class(py, &INTERFACE_ERROR, "InterfaceError")?;
-        let state = error.task_state().map(|s| task_state_name(&s));
+        let state = error
+            .task_state()
+            .as_ref()
+            .and_then(State::from_task_state)
+            .map(State::wire_name);
         let object = value::to_python(py, &error.to_json())?;
         Ok(PyErr::from_value(class.call1((object, state))?))
     };
@@ -696,12 +685,13 @@ impl PyBundle {
         PyTuple::new(py, [PyString::new(py, kind).into_any(), payload])
     }
 
-    /// The skill a skill request object names, if this agent advertises it.
-    fn requested_skill(&self, data: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    /// The domain skill a Task invokes, from its first Message's Data Part
+    /// ([`Bundle::invoked_skill`]): `None` for describe_skill or anything else.
+    fn invoked_skill(&self, data: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         let Ok(Some(v)) = enforce::part_json(data, MAX_DEPTH)? else {
             return Ok(None);
         };
-        Ok(self.bundle.requested_skill(&v).map(str::to_string))
+        Ok(self.bundle.invoked_skill(&v).map(str::to_string))
     }
 
     /// The rule set for one Task of `skill_id` (`crate::agent::task`).
@@ -752,7 +742,7 @@ impl PyBundle {
 
 /// `skillbundle.TaskGuard`: the rule set for one Task of one skill
 /// ([`crate::agent::task`]), made by `Bundle.task_guard`. Each method answers
-/// `("hold", None)`, `("release", [artifact_id, ...])` or `("fail", error_object)`.
+/// `("hold", None)`, `("release", [artifact_id, ...])` or `("fail", InterfaceError)`.
 #[pyclass(module = "skillbundle", name = "TaskGuard")]
 pub struct PyTaskGuard {
     bundle: Py<PyBundle>,
@@ -777,6 +767,20 @@ impl PyTaskGuard {
     #[getter]
     fn interrupted(&self) -> bool {
         self.guard.state().is_interrupted()
+    }
+
+    /// The primary result Artifact for `result`: its name and the data of its single
+    /// Data Part, the skill result object (`result` is the caller's object, checked when
+    /// the Artifact is published).
+    fn result_artifact<'py>(
+        &self,
+        py: Python<'py>,
+        result: Bound<'py, PyAny>,
+    ) -> PyResult<(String, Bound<'py, PyDict>)> {
+        let object = PyDict::new(py);
+        object.set_item(RESULT_OBJECT_SKILL, self.guard.skill_id())?;
+        object.set_item(RESULT_OBJECT_RESULT, result)?;
+        Ok((self.guard.result_artifact_name().to_string(), object))
     }
 
     /// An Artifact update: `parts` holds each Part's data (`None` for a Part that is not a
@@ -855,6 +859,20 @@ impl PyTaskGuard {
     }
 }
 
+/// Whether `state` (an A2A 1.0 wire name) ends a Task: completed, failed, canceled or
+/// rejected. Any other name, known or not, does not.
+#[pyfunction]
+fn is_terminal(state: &str) -> bool {
+    State::from_wire(state).is_some_and(State::is_terminal)
+}
+
+/// Whether a Task in `state` (an A2A 1.0 wire name) waits for the caller: input-required
+/// or auth-required.
+#[pyfunction]
+fn is_interrupted(state: &str) -> bool {
+    State::from_wire(state).is_some_and(State::is_interrupted)
+}
+
 /// The extension module `skillbundle._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -862,6 +880,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDescribe>()?;
     m.add_class::<PyInvoke>()?;
     m.add_function(wrap_pyfunction!(body::check_body, m)?)?;
+    m.add_function(wrap_pyfunction!(body::body_too_large, m)?)?;
+    m.add_function(wrap_pyfunction!(is_terminal, m)?)?;
+    m.add_function(wrap_pyfunction!(is_interrupted, m)?)?;
     client::register(m)?;
     m.add_class::<enforce::PyInvocation>()?;
     m.add_class::<PyTaskGuard>()?;
@@ -872,6 +893,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     #[cfg(feature = "oci")]
     m.add_class::<PyFetched>()?;
+    m.add("DEFAULT_MAX_BODY_BYTES", BodyLimits::DEFAULT_MAX_BODY_BYTES)?;
+    m.add("DEFAULT_MAX_DEPTH", BodyLimits::DEFAULT_MAX_DEPTH)?;
+    m.add("DEFAULT_MAX_VALUES", BodyLimits::DEFAULT_MAX_VALUES)?;
+    m.add(
+        "RESOURCE_LIMIT_EXCEEDED",
+        Condition::ResourceLimitExceeded.as_str(),
+    )?;
+    m.add("DESCRIBE_SKILL", crate::interface::DESCRIBE_SKILL)?;
     m.add("EXTENSION_URI", EXTENSION_URI)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

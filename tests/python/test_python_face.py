@@ -212,14 +212,22 @@ def test_a_jwk_set_is_a_trust_file_as_for_the_cli(signed: Signed) -> None:
 
 # --- the stubs --------------------------------------------------------------------------------
 
-
 def _stub() -> ast.Module:
     return ast.parse((Path(skillbundle.__file__).parent / "_native.pyi").read_text())
 
 
+def _typed_dicts() -> dict[str, ast.ClassDef]:
+    """The TypedDicts of `skillbundle.types`, by name."""
+    module = ast.parse((Path(skillbundle.__file__).parent / "types.py").read_text())
+    return {
+        node.name: node
+        for node in module.body
+        if isinstance(node, ast.ClassDef) and any(isinstance(b, ast.Name) and b.id == "TypedDict" for b in node.bases)
+    }
+
+
 def test_the_stubs_name_what_the_module_has() -> None:
     stub = _stub()
-    typing_only = {"JsonValue", "TrustEntry", "Finding", "ErrorDetail", "ErrorBody", "ErrorObject", "SkillBinding", "Verdict", "Route"}
     declared: dict[str, ast.AST] = {}
     for node in stub.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
@@ -229,31 +237,153 @@ def test_the_stubs_name_what_the_module_has() -> None:
         elif isinstance(node, ast.Assign):
             declared.update((t.id, node) for t in node.targets if isinstance(t, ast.Name))
     runtime = {n for n in dir(native) if not n.startswith("_") or n == "__version__"}
-    assert set(declared) - typing_only == runtime
+    assert set(declared) == runtime
     for name, node in declared.items():
-        if isinstance(node, ast.ClassDef) and name not in typing_only:
+        if isinstance(node, ast.ClassDef):
             members = {n.name for n in node.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_")}
             members |= {t.id for n in node.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
             actual = {m for m in dir(getattr(native, name)) if not m.startswith("_") or m == "__match_args__"}
             assert members - {"__match_args__"} == actual - {"__match_args__"}, name
 
 
-def test_the_typed_dicts_describe_what_comes_back(bundle: Bundle, signed: Signed, example_request: dict) -> None:
-    stub = _stub()
-    fields = {
-        node.name: {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
-        for node in stub.body
-        if isinstance(node, ast.ClassDef)
+ALLOWLIST = Path(__file__).parent / "stubtest-allowlist.txt"
+
+
+def test_stubtest_finds_the_stubs_true_to_the_module() -> None:
+    """mypy's stubtest imports the installed module and compares every name, signature
+    (pyo3's `__text_signature__`), default and class member with `_native.pyi`."""
+    import subprocess
+    import sys
+
+    # pyo3 gives the module an `__all__` of everything it added; the stubs declare the
+    # names themselves (test_the_stubs_name_what_the_module_has compares the two).
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "skillbundle._native", "--allowlist", str(ALLOWLIST)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_mypy_strict_accepts_a_typed_use_of_the_package() -> None:
+    """The TypedDicts are usable: a small agent-side file that indexes describe results,
+    documents, bindings, error objects and findings passes `mypy --strict`."""
+    import subprocess
+    import sys
+
+    use = Path(__file__).parent / "typed_use.py"
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, str(use)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _fields(node: ast.ClassDef) -> tuple[dict[str, ast.expr], set[str]]:
+    """A TypedDict's members (name -> annotation) and which are required."""
+    members = {s.target.id: s.annotation for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    optional = {
+        k for k, a in members.items() if isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name) and a.value.id == "NotRequired"
     }
-    assert all(set(b) == fields["SkillBinding"] for b in bundle.skills)
+    return members, set(members) - optional
+
+
+def _conforms(value: Any, annotation: ast.expr, dicts: dict[str, ast.ClassDef], at: str) -> None:
+    """`value` has the shape `annotation` gives (TypedDicts, lists, str/int/bool,
+    Literals); anything else (Any, JsonValue) is not checked."""
+    if isinstance(annotation, ast.Subscript) and isinstance(annotation.value, ast.Name):
+        outer = annotation.value.id
+        if outer == "NotRequired":
+            _conforms(value, annotation.slice, dicts, at)
+        elif outer == "list":
+            assert isinstance(value, list), at
+            for i, item in enumerate(value):
+                _conforms(item, annotation.slice, dicts, f"{at}/{i}")
+        elif outer == "Literal":
+            options = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+            assert value in [ast.literal_eval(o) for o in options], at
+        return
+    if isinstance(annotation, ast.Name):
+        if annotation.id in dicts:
+            members, required = _fields(dicts[annotation.id])
+            assert isinstance(value, dict), at
+            assert required <= set(value) <= set(members), (at, annotation.id, sorted(value))
+            for k, v in value.items():
+                _conforms(v, members[k], dicts, f"{at}/{k}")
+        elif annotation.id in ("str", "int", "bool"):
+            assert type(value).__name__ == annotation.id, at
+
+
+def _check(value: Any, name: str) -> None:
+    dicts = _typed_dicts()
+    _conforms(value, ast.Name(id=name), dicts, name)
+
+
+def test_the_typed_dicts_describe_what_comes_back(bundle: Bundle, signed: Signed, example_request: dict) -> None:
+    for binding in bundle.skills:
+        _check(binding, "SkillBinding")
+        _check(bundle.describe_skill(binding["skill_id"]), "DescribeResult")
+        _check(bundle.interface(binding["skill_id"]), "SkillInterfaceDocument")
+    _check(bundle.extension(), "AgentExtension")
     bad = copy.deepcopy(example_request)
     bad["arguments"]["condition"]["threshold"] = "high"
     with pytest.raises(InterfaceError) as e:
         bundle.check_request(bad)
-    error = e.value.to_dict()
-    assert set(error) == fields["ErrorObject"]
-    assert set(error["error"]) <= fields["ErrorBody"]
-    assert all(set(d) <= fields["ErrorDetail"] for d in error["error"]["details"])
+    _check(e.value.to_dict(), "ErrorObject")
+    assert e.value.details, "the refusal has details to check"
     with pytest.raises(BundleRefused) as r:
         Bundle.open(signed.bundle)
-    assert all(set(f) <= fields["Finding"] for f in r.value.findings)
+    for finding in r.value.findings:
+        _check(finding, "Finding")
+    guard = bundle.task_guard(SKILL)
+    name, data = guard.result_artifact({"result": "condition_met"})
+    assert name == SKILL
+    _check(data, "ResultObject")
+    kind, error = guard.returned()
+    assert kind == "fail" and isinstance(error, InterfaceError)
+    _check(error.to_dict(), "ErrorObject")
+
+
+def test_task_states_are_the_librarys() -> None:
+    from a2a.types import TaskState
+
+    names = list(TaskState.keys())
+    assert {n for n in names if native.is_terminal(n)} == {
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_FAILED",
+        "TASK_STATE_CANCELED",
+        "TASK_STATE_REJECTED",
+    }
+    assert {n for n in names if native.is_interrupted(n)} == {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
+    assert not native.is_terminal("completed") and not native.is_interrupted("")
+
+
+def test_a_message_answer_breaks_the_clause_of_its_exchange() -> None:
+    from skillbundle.client import ProtocolViolation
+
+    task = {"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}}
+    assert native.task_of({"task": task}, describe=False) == task
+    message = {"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "secret"}]}}
+    for describe, clause in ((True, "describe-response"), (False, "primary-result")):
+        with pytest.raises(ProtocolViolation) as v:
+            native.task_of(message, describe=describe)
+        assert v.value.clause == clause
+        assert v.value.section and v.value.requirement, "the draft's words come with the clause"
+        assert "secret" not in str(v.value)
+
+
+def test_the_request_limits_are_the_librarys() -> None:
+    from skillbundle.limits import Limits
+
+    assert Limits() == Limits(
+        max_body_bytes=native.DEFAULT_MAX_BODY_BYTES, max_depth=native.DEFAULT_MAX_DEPTH, max_values=native.DEFAULT_MAX_VALUES
+    )
+    kind, message = native.body_too_large(max_body_bytes=100)
+    assert kind == "limit" and "(100 bytes)" in message
+    assert native.check_body(b'{"a": 1, "a": 2}', max_depth=8, max_values=8) == (
+        "parse",
+        "the request body is not I-JSON: an object repeats a member name (at line 1, column 10)",
+    )
