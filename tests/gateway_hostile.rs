@@ -418,10 +418,12 @@ async fn bad_input_is_refused_before_the_upstream_sees_it() {
     stale["interface_digest"] = json!(format!("sha256:{}", "0".repeat(64)));
     let mut extra = request_object();
     extra["unexpected"] = json!(1);
+    let unadvertised = json!({"skill": "no_such_skill", "skill_version": "1.0", "arguments": {}});
     for (data, code) in [
         (invalid, "input_invalid"),
         (stale, "interface_mismatch"),
         (extra, "input_invalid"),
+        (unadvertised, "skill_not_advertised"),
     ] {
         let answer = send(&gw.url, data).await;
         let task = &answer["result"]["task"];
@@ -1019,4 +1021,37 @@ async fn the_card_merges_base_and_bundle_with_the_gateways_interfaces_and_is_sig
     skillbundle::card_signature::verify(&card, &[key.public_key()])
         .expect("signed by the --card-sign-key");
     drop(upstream);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skillbundle_call_and_probe_pass_through_the_gateway() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let dir = tempfile::tempdir().unwrap();
+    let args = dir.path().join("args.json");
+    common::write(&args, request_object()["arguments"].to_string());
+    let url = gw.url.clone();
+    let (call, probe) = tokio::task::spawn_blocking(move || {
+        let call = std::process::Command::new(env!("CARGO_BIN_EXE_skillbundle"))
+            .args(["call", &url, SKILL, "--arguments"])
+            .arg(&args)
+            .output()
+            .unwrap();
+        let probe = std::process::Command::new(env!("CARGO_BIN_EXE_skillbundle"))
+            .args(["probe", &url])
+            .output()
+            .unwrap();
+        (call, probe)
+    })
+    .await
+    .unwrap();
+    let text = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    assert_eq!(call.status.code(), Some(0), "{}", text(&call));
+    assert!(text(&call).contains("condition_met"), "{}", text(&call));
+    assert_eq!(probe.status.code(), Some(0), "{}", text(&probe));
 }

@@ -22,8 +22,12 @@
 //!   a text saying how to activate the extension.
 //! - With activation: a skill request object must be the data of the Message's single
 //!   Data Part (the draft: "exactly one Data Part"), and is then checked by
-//!   [`Bundle::check_message`]; a Message without one is a base request when the agent
-//!   takes them, and `input_invalid` otherwise.
+//!   [`Bundle::check_message`]. A Message that is one Data Part holding an object with a
+//!   string `skill` member is a skill request object too when that skill is not
+//!   advertised: the caller activated the extension and sent the request form, so it is
+//!   refused with `skill_not_advertised` (draft "Machine-readable error conditions"),
+//!   never passed on as a base request. Any other Message without one is a base request
+//!   when the agent takes them, and `input_invalid` otherwise.
 //!
 //! A refusal never repeats what the caller sent.
 
@@ -143,7 +147,13 @@ impl Bundle {
             }
             return Err(Refusal::NotActivated);
         }
-        if !carries_request {
+        // Activated, one Data Part in the request form: a request for a skill this agent
+        // may not advertise, checked (skill_not_advertised) rather than passed on.
+        let request_form = matches!(
+            parts,
+            [Part::Data(Value::Object(o))] if o.get("skill").is_some_and(Value::is_string)
+        );
+        if !carries_request && !request_form {
             if policy.base_requests {
                 return Ok(Route::Base);
             }
@@ -234,11 +244,23 @@ mod tests {
                 b.route_message(&[Part::Other], None, activated, None, OPEN),
                 Ok(Route::Base)
             );
-            assert_eq!(
-                b.route_message(&[Part::Data(&other)], None, activated, None, OPEN),
-                Ok(Route::Base)
-            );
         }
+        // The request form for an unadvertised skill: a base request only when the
+        // extension is not activated.
+        assert_eq!(
+            b.route_message(&[Part::Data(&other)], None, false, None, OPEN),
+            Ok(Route::Base)
+        );
+        let Err(Refusal::Task(e)) = b.route_message(&[Part::Data(&other)], None, true, None, OPEN)
+        else {
+            panic!()
+        };
+        assert_eq!(e.code(), Condition::SkillNotAdvertised);
+        let text = json!({"note": "hello"});
+        assert_eq!(
+            b.route_message(&[Part::Data(&text)], None, true, None, OPEN),
+            Ok(Route::Base)
+        );
         assert_eq!(
             b.route_message(&[Part::Other], None, false, None, closed),
             Err(Refusal::NotActivated)
