@@ -9,9 +9,10 @@ use base64::Engine as _;
 use common::*;
 use serde_json::{json, Value};
 use skillbundle::agent::Request;
-use skillbundle::bundle::{archive, Bundle, SignatureStatus, TrustedKeys};
-use skillbundle::condition::Condition;
-use skillbundle::keys::PublicKey;
+use skillbundle::agent::{Bundle, SignatureStatus, TrustedKeys};
+use skillbundle::bundle::archive;
+use skillbundle::crypto::keys::PublicKey;
+use skillbundle::interface::condition::Condition;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -426,7 +427,7 @@ fn unsigned_bundles_load_only_when_allowed_and_say_so() {
 /// The describe_skill result object of the draft's worked example, from the copy in
 /// tests/ (and, when the draft is at hand, from the draft itself).
 fn expected_describe() -> Value {
-    let copy = skillbundle::json::parse(
+    let copy = skillbundle::wire::json::parse(
         &std::fs::read(
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/vectors/describe_skill/evaluate_resource_condition.json"),
@@ -461,11 +462,11 @@ fn describe_skill_equals_the_drafts_text() {
     assert_eq!(object, expected);
     // Same canonical bytes, so the same digest for anyone who recomputes it.
     assert_eq!(
-        skillbundle::digest::jcs(&object),
-        skillbundle::digest::jcs(&expected)
+        skillbundle::wire::digest::jcs(&object),
+        skillbundle::wire::digest::jcs(&expected)
     );
     assert_eq!(
-        skillbundle::digest::Digest::of_value(&object["result"]["interface"]).as_str(),
+        skillbundle::wire::digest::Digest::of_value(&object["result"]["interface"]).as_str(),
         DIGEST
     );
 
@@ -835,7 +836,7 @@ fn agent_card_entries_and_extension() {
     let ws = signed();
     let bundle = open(ws.path());
     let ext = bundle.extension();
-    assert_eq!(ext.uri, skillbundle::a2a::EXTENSION_URI);
+    assert_eq!(ext.uri, skillbundle::card::a2a::EXTENSION_URI);
     let params = ext.params.as_ref().unwrap();
     assert_eq!(params["interface_version"], "1.0");
     assert!(params["skills"].as_array().unwrap().contains(&json!({

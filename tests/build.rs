@@ -53,7 +53,7 @@ fn worked_example_reproduces_the_drafts_digests() {
     let files = skillbundle::bundle::archive::read(&bytes, Default::default()).unwrap();
     let doc = &files["interfaces/evaluate_resource_condition.json"];
     assert_eq!(
-        skillbundle::digest::Digest::of_bytes(doc).as_str(),
+        skillbundle::wire::digest::Digest::of_bytes(doc).as_str(),
         WORKED_EXAMPLE_DIGEST
     );
     assert_eq!(

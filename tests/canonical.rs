@@ -20,7 +20,8 @@ harness::tests! {
 
 use common::crafted::{corpus, fixture, gunzip, gzip, Crafted};
 use common::*;
-use skillbundle::bundle::{self, archive, Bundle};
+use skillbundle::agent::Bundle;
+use skillbundle::bundle::{self, archive};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;

@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use skillbundle::a2a::{self, EXTENSION_URI};
-use skillbundle::condition::Condition;
+use skillbundle::card::a2a::{self, EXTENSION_URI};
+use skillbundle::interface::condition::Condition;
 
 const ERC_ID: &str = "evaluate_resource_condition";
 const DIGEST: &str = "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d";
@@ -54,7 +54,7 @@ fn the_merged_card_carries_one_descriptor_per_skill_in_the_extension_params() {
     for skill in card["skills"].as_array().unwrap() {
         assert!(skill.get("interfaces").is_none());
     }
-    assert_eq!(skillbundle::agent_card::check(&card), vec![]);
+    assert_eq!(skillbundle::card::agent_card::check(&card), vec![]);
     // A client reads the card as before.
     let read = skillbundle::client::read_card(&card).unwrap();
     assert!(read.select(ERC_ID).is_ok());

@@ -2,8 +2,8 @@
 //! precise message per problem, and signatures are never left stale.
 
 use serde_json::{json, Value};
-use skillbundle::a2a::{self, Advertised, CardError};
-use skillbundle::agent_card::{self, CardProblem};
+use skillbundle::card::a2a::{self, Advertised, CardError};
+use skillbundle::card::agent_card::{self, CardProblem};
 
 fn base() -> Value {
     json!({

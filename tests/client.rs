@@ -4,22 +4,22 @@
 //! remote task exists, so none has a task state.
 
 use serde_json::{json, Value};
-use skillbundle::a2a::Advertised;
+use skillbundle::card::a2a::Advertised;
+use skillbundle::client::interface_cache::InterfaceCache;
 use skillbundle::client::{self, Composition, VerifiedInterface};
-use skillbundle::condition::{Condition, ErrorObject};
-use skillbundle::digest::Digest;
-use skillbundle::interface_cache::InterfaceCache;
+use skillbundle::interface::condition::{Condition, ErrorObject};
+use skillbundle::wire::digest::Digest;
 
 const RESPONSE: &str = include_str!("vectors/describe_skill/evaluate_resource_condition.json");
 const CARD: &str = include_str!("cmd/fixtures/client/card.json");
 const ERC: &str = "evaluate_resource_condition";
 
 fn response() -> Value {
-    skillbundle::json::parse(RESPONSE.as_bytes()).unwrap()
+    skillbundle::wire::json::parse(RESPONSE.as_bytes()).unwrap()
 }
 
 fn card() -> Value {
-    skillbundle::json::parse(CARD.as_bytes()).unwrap()
+    skillbundle::wire::json::parse(CARD.as_bytes()).unwrap()
 }
 
 fn verified() -> VerifiedInterface {

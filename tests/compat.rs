@@ -4,8 +4,8 @@
 //! ways round: a change that widens one way narrows the other.
 
 use serde_json::{json, Value};
-use skillbundle::compat::{compare, Direction, RULES};
-use skillbundle::workspace::Role;
+use skillbundle::build::workspace::Role;
+use skillbundle::release::compat::{compare, Direction, RULES};
 
 /// Compatible / breaking, as seen by the consumer of an input and of an output schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -649,7 +649,7 @@ fn the_example_skills_compound_schema_follows_embedded_resources() {
         env!("CARGO_MANIFEST_DIR"),
         "/example-skills/skills/trace_network_path/schemas/input.json"
     );
-    let old: Value = skillbundle::json::parse(&std::fs::read(path).unwrap()).unwrap();
+    let old: Value = skillbundle::wire::json::parse(&std::fs::read(path).unwrap()).unwrap();
     assert!(compare(&old, &old).changes.is_empty());
     // The endpoint resource (reached by its absolute $id) gains a required member.
     let mut new = old.clone();

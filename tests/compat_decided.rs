@@ -8,9 +8,9 @@
 //! Counterexamples found by `tests/compat_soundness.rs` are added here as fixed cases.
 
 use serde_json::{json, Value};
-use skillbundle::compat::compare;
+use skillbundle::build::workspace::Role;
+use skillbundle::release::compat::compare;
 use skillbundle::schema::govern_alone;
-use skillbundle::workspace::Role;
 
 /// The verdict per role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

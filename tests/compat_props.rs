@@ -8,8 +8,8 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use skillbundle::compat::compare;
-use skillbundle::workspace::Role;
+use skillbundle::build::workspace::Role;
+use skillbundle::release::compat::compare;
 
 const NAMES: &[&str] = &["a", "b", "c"];
 

@@ -17,9 +17,9 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
-use skillbundle::compat::compare;
+use skillbundle::build::workspace::Role;
+use skillbundle::release::compat::compare;
 use skillbundle::schema::{govern_alone, validator::Validator};
-use skillbundle::workspace::Role;
 use std::cell::Cell;
 
 /// Pairs per test (two tests, one per core): 3,000 pairs, 6,000 verdicts a run, about

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
-use skillbundle::condition::{Condition, ErrorObject};
+use skillbundle::interface::condition::{Condition, ErrorObject};
 
 const ERC_ID: &str = "evaluate_resource_condition";
 const DIGEST: &str = "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d";

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
-use skillbundle::bundle::{Bundle, TrustedKeys};
+use skillbundle::agent::{Bundle, TrustedKeys};
 use skillbundle::gateway::{self, card::CardSettings, BundleSource, Gateway, Settings};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ use std::time::Duration;
 const SKILL: &str = "evaluate_resource_condition";
 const KIND: &str = "resource-observation";
 const SECRET: &str = "s3cr3t-/etc/shadow";
-const URI: &str = skillbundle::a2a::EXTENSION_URI;
+const URI: &str = skillbundle::card::a2a::EXTENSION_URI;
 
 /// The example workspace's bundle, built once.
 fn bundle_path() -> &'static PathBuf {
@@ -979,7 +979,7 @@ async fn concurrency_and_depth_limits_refuse_before_the_upstream() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_card_merges_base_and_bundle_with_the_gateways_interfaces_and_is_signed() {
     let upstream = start_upstream(Upstream::Valid).await;
-    let key = skillbundle::keys::SigningKeyPair::generate().unwrap();
+    let key = skillbundle::crypto::keys::SigningKeyPair::generate().unwrap();
     let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
     let source = BundleSource::File(bundle_path().clone());
     let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
@@ -1018,7 +1018,7 @@ async fn the_card_merges_base_and_bundle_with_the_gateways_interfaces_and_is_sig
         skills.contains(&"describe_skill") && skills.contains(&SKILL),
         "{skills:?}"
     );
-    skillbundle::card_signature::verify(&card, &[key.public_key()])
+    skillbundle::card::signature::verify(&card, &[key.public_key()])
         .expect("signed by the --card-sign-key");
     drop(upstream);
 }

@@ -2,7 +2,7 @@
 //! Apache-2.0, copied under tests/vectors/jcs with their licence) run through the same
 //! strict reader and digest code the pipeline uses.
 
-use skillbundle::digest::{hex, jcs, Digest};
+use skillbundle::wire::digest::{hex, jcs, Digest};
 use std::path::{Path, PathBuf};
 
 fn vectors() -> PathBuf {
@@ -18,7 +18,7 @@ fn every_input_canonicalizes_to_the_expected_bytes_and_digest() {
         let (sum, name) = line.split_once("  ").unwrap();
         let input = std::fs::read(dir.join("input").join(name)).unwrap();
         let expected = std::fs::read(dir.join("output").join(name)).unwrap();
-        let value = skillbundle::json::parse(&input)
+        let value = skillbundle::wire::json::parse(&input)
             .unwrap_or_else(|e| panic!("{name}: the strict reader refused a JCS vector: {e}"));
         let canonical = jcs(&value);
         assert_eq!(
@@ -51,7 +51,7 @@ fn run_number_file(name: &str) -> usize {
         assert_eq!(out, expected, "bits {bits}");
         // The canonical text read back through the strict reader is the same number.
         // Integers beyond 2^53 are refused by I-JSON's reader, so only check the rest.
-        if let Ok(again) = skillbundle::json::parse(out.as_bytes()) {
+        if let Ok(again) = skillbundle::wire::json::parse(out.as_bytes()) {
             assert_eq!(
                 again.as_f64().unwrap().to_bits(),
                 if v == 0.0 { 0 } else { v.to_bits() },

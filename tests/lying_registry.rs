@@ -13,11 +13,12 @@ mod common;
 use common::crafted::{fixture, signed_example_bundle};
 use common::*;
 use serde_json::{json, Value};
-use skillbundle::bundle::{self, Bundle};
-use skillbundle::credentials::Credentials;
-use skillbundle::fetch::{self, Source};
+use skillbundle::agent::fetch::{self, Source};
+use skillbundle::agent::Bundle;
+use skillbundle::bundle;
+use skillbundle::bundle::release_statement;
 use skillbundle::registry;
-use skillbundle::release;
+use skillbundle::registry::credentials::Credentials;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -420,7 +421,7 @@ impl Switchable {
 
 /// The same name and version signed by one more key: a valid bundle with other bytes.
 fn resigned(name: &str, version: &str) -> Vec<u8> {
-    let other = skillbundle::keys::SigningKeyPair::from_seed(&[9; 32]);
+    let other = skillbundle::crypto::keys::SigningKeyPair::from_seed(&[9; 32]);
     signed_example_bundle(name, version, &[fixture().key.clone(), other])
 }
 
@@ -947,14 +948,14 @@ const DAY: u64 = 86_400;
 /// for `lifetime` seconds from then, by the fixture's key.
 fn statement(bundle: &[u8], name: &str, version: &str, age: u64, lifetime: u64) -> Vec<u8> {
     let digest = sha256(bundle);
-    let subject = release::Subject {
+    let subject = release_statement::Subject {
         name,
         version,
         digest: &digest,
     };
-    release::issue(
+    release_statement::issue(
         subject,
-        release::now() - age,
+        release_statement::now() - age,
         Duration::from_secs(lifetime),
         std::slice::from_ref(&fixture().key),
     )
@@ -1090,13 +1091,13 @@ fn a_frozen_or_replaying_registry_is_refused_once_its_release_statement_is_stale
 /// `statement` re-issued an hour in the future (a signer whose clock runs ahead).
 fn future(bundle: &[u8], _statement: Vec<u8>) -> Vec<u8> {
     let digest = sha256(bundle);
-    release::issue(
-        release::Subject {
+    release_statement::issue(
+        release_statement::Subject {
             name: "net",
             version: "0.2.0",
             digest: &digest,
         },
-        release::now() + 3600,
+        release_statement::now() + 3600,
         Duration::from_secs(30 * DAY),
         std::slice::from_ref(&fixture().key),
     )

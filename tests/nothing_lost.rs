@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use skillbundle::bundle::{Bundle, TrustedKeys};
+use skillbundle::agent::{Bundle, TrustedKeys};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@ harness::tests! {
     reads_keys_generated_by_openssl needs [OpenSsl],
 }
 
-use skillbundle::keys::{write_key_files, PublicKey, SigningKeyPair};
+use skillbundle::crypto::keys::{write_key_files, PublicKey, SigningKeyPair};
 use std::process::{Command, Output};
 
 fn openssl(args: &[&str]) -> Output {

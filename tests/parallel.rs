@@ -94,34 +94,34 @@ fn jobs_must_be_positive() {
 
 #[test]
 fn spliced_documents_are_canonical() {
-    let checked = skillbundle::pipeline::check(&example_skills());
+    let checked = skillbundle::build::pipeline::check(&example_skills());
     assert!(checked.ok(), "{:#?}", checked.findings);
     assert_eq!(checked.skills.len(), 3);
     for skill in &checked.skills {
         let interface = &skill.interface;
         let document = interface.to_value();
         assert_eq!(
-            skillbundle::digest::jcs(&document),
+            skillbundle::wire::digest::jcs(&document),
             interface.jcs(),
             "{}",
             interface.skill_id
         );
         assert_eq!(
-            skillbundle::digest::Digest::of_bytes(&interface.jcs()),
+            skillbundle::wire::digest::Digest::of_bytes(&interface.jcs()),
             interface.digest
         );
         for reference in interface.schemas() {
             assert_eq!(
-                skillbundle::digest::jcs(&reference.schema()),
+                skillbundle::wire::digest::jcs(&reference.schema()),
                 &*reference.jcs.bytes()
             );
             assert_eq!(
-                skillbundle::digest::Digest::of_value(&reference.schema()),
+                skillbundle::wire::digest::Digest::of_value(&reference.schema()),
                 reference.digest
             );
         }
         // What the writer wrote, the reader reads back: the same typed document.
-        let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
+        let schema = skillbundle::interface::packaged_schema::InterfaceSchema::packaged().unwrap();
         let read = skillbundle::interface::Document::read(schema, &document).unwrap();
         assert_eq!(&read, interface);
     }

@@ -31,10 +31,10 @@ harness::tests! {
 
 use common::*;
 use serde_json::{json, Value};
-use skillbundle::bundle::TrustedKeys;
-use skillbundle::credentials::Credentials;
-use skillbundle::fetch::{self, Source};
-use skillbundle::keys::{PublicKey, SigningKeyPair};
+use skillbundle::agent::fetch::{self, Source};
+use skillbundle::agent::TrustedKeys;
+use skillbundle::crypto::keys::{PublicKey, SigningKeyPair};
+use skillbundle::registry::credentials::Credentials;
 use skillbundle::registry::{self, Options};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -826,9 +826,10 @@ fn an_agent_keeps_the_last_good_bundle_and_refuses_rollbacks() {
     assert_eq!(push(ws.path(), V1, &stable, &[]).status, 0);
 
     // A bundle no trusted key signed is refused too; the last good one is kept.
-    let stranger = TrustedKeys::new(vec![
-        skillbundle::keys::SigningKeyPair::from_seed(&[7; 32]).public_key()
-    ]);
+    let stranger = TrustedKeys::new(vec![skillbundle::crypto::keys::SigningKeyPair::from_seed(
+        &[7; 32],
+    )
+    .public_key()]);
     let kept = fetch::fetch(&stable, &stranger, state.path(), &plain());
     assert!(
         kept.is_err(),
@@ -990,7 +991,7 @@ fn subject_and_payload(ws: &Path) -> (String, Vec<u8>) {
         version: "0.1.0".into(),
         skills: 3,
     };
-    let manifest = skillbundle::bundle::load::read_manifest(&bytes, Default::default()).unwrap();
+    let manifest = skillbundle::agent::load::read_manifest(&bytes, Default::default()).unwrap();
     (
         registry::sha256(&registry::manifest_for(&bytes, &info)),
         skillbundle::bundle::sign::signing_payload(&manifest),
@@ -1043,7 +1044,7 @@ fn push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_ap
     let manifest: Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(manifest["subject"]["digest"], digest.as_str());
     assert_eq!(manifest["layers"][0]["mediaType"], "application/jose+json");
-    let bundle_manifest = skillbundle::bundle::load::read_manifest(
+    let bundle_manifest = skillbundle::agent::load::read_manifest(
         &std::fs::read(ws.path().join(V1)).unwrap(),
         Default::default(),
     )
@@ -1139,7 +1140,7 @@ fn pull_can_require_a_trusted_signature_referrer_of_the_very_bundle() {
     let bundle_manifest: Value = serde_json::from_slice(&skopeo_raw(&released)).unwrap();
     assert!(
         bundle_manifest["annotations"]
-            .get(skillbundle::release::ANNOTATION)
+            .get(skillbundle::bundle::release_statement::ANNOTATION)
             .is_some(),
         "{bundle_manifest}"
     );
@@ -1184,20 +1185,25 @@ fn pull_can_require_a_trusted_signature_referrer_of_the_very_bundle() {
 
     // Referrers listed under the tag that do not qualify: signed by a stranger over the
     // bundle, signed by the vendor over other content. None is accepted.
-    let stranger = skillbundle::keys::SigningKeyPair::from_seed(&[9; 32]);
+    let stranger = skillbundle::crypto::keys::SigningKeyPair::from_seed(&[9; 32]);
     let foreign_jws =
-        skillbundle::referrers::jws_document(&[skillbundle::jws::sign(&payload, &stranger)]);
-    let vendor = skillbundle::keys::SigningKeyPair::from_pkcs8_pem(&read(
+        skillbundle::registry::referrers::jws_document(&[skillbundle::crypto::jws::sign(
+            &payload, &stranger,
+        )]);
+    let vendor = skillbundle::crypto::keys::SigningKeyPair::from_pkcs8_pem(&read(
         &ws.path().join("keys/release.key"),
     ))
     .unwrap();
     let elsewhere_jws =
-        skillbundle::referrers::jws_document(&[skillbundle::jws::sign(b"other", &vendor)]);
+        skillbundle::registry::referrers::jws_document(&[skillbundle::crypto::jws::sign(
+            b"other", &vendor,
+        )]);
     let subject_bytes = registry::manifest_for(&bytes, &info);
     let mut listed = Vec::new();
     for jws in [&foreign_jws, &elsewhere_jws] {
         upload_blob(registry.port, bare, jws);
-        let referrer = skillbundle::referrers::signature_manifest(jws, &subject_bytes, &info);
+        let referrer =
+            skillbundle::registry::referrers::signature_manifest(jws, &subject_bytes, &info);
         let digest = registry::sha256(&referrer);
         let value: Value = serde_json::from_slice(&referrer).unwrap();
         upload_manifest(registry.port, bare, &digest, &value);

@@ -23,7 +23,7 @@ const URN: &str = "urn:skillbundle:workspace:common/network.yaml";
 #[test]
 fn a_shared_file_is_embedded_with_an_absolute_id_and_the_ref_rewritten() {
     let ws = shared_workspace();
-    let checked = skillbundle::pipeline::check(ws.path());
+    let checked = skillbundle::build::pipeline::check(ws.path());
     assert!(checked.ok(), "{:#?}", checked.findings);
     assert_eq!(checked.skills.len(), 2);
     for skill in &checked.skills {

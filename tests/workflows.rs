@@ -22,7 +22,7 @@ fn root() -> &'static Path {
 
 fn the_action_declares_its_inputs_and_runs_the_tool() {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
-    let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let action: Value = skillbundle::wire::yaml::to_json(&text, 64).unwrap();
     for input in ["workspace", "locked", "signing-key", "out", "push", "trust"] {
         assert!(
             action["inputs"][input]["description"].is_string(),
@@ -52,7 +52,7 @@ fn the_action_declares_its_inputs_and_runs_the_tool() {
 
 fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
-    let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let action: Value = skillbundle::wire::yaml::to_json(&text, 64).unwrap();
     let install = &action["runs"]["steps"][0];
     let script = install["run"].as_str().unwrap();
     assert_eq!(install["env"]["ACTION_REF"], "${{ github.action_ref }}");
@@ -70,7 +70,7 @@ fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
     assert!(script.find("sha256sum -c") < script.find("cargo install"));
 
     let text = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
-    let release: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let release: Value = skillbundle::wire::yaml::to_json(&text, 64).unwrap();
     let targets: Vec<&str> = release["jobs"]["binaries"]["strategy"]["matrix"]["include"]
         .as_array()
         .unwrap()
@@ -145,7 +145,7 @@ fn workflows_parse() {
     assert!(files.len() >= 2, "{files:?}");
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        let wf = skillbundle::yaml::to_json(&text, 64)
+        let wf = skillbundle::wire::yaml::to_json(&text, 64)
             .unwrap_or_else(|e| panic!("{}: {e:?}", file.display()));
         assert!(wf["jobs"].is_object(), "{}", file.display());
     }
@@ -171,7 +171,7 @@ fn workflows_pass_actionlint() {
 /// The `run` script and `env` of the action's step with this `id` or `name`.
 fn action_step(id: &str) -> (String, Value) {
     let text = std::fs::read_to_string(root().join("action.yml")).unwrap();
-    let action: Value = skillbundle::yaml::to_json(&text, 64).unwrap();
+    let action: Value = skillbundle::wire::yaml::to_json(&text, 64).unwrap();
     let step = action["runs"]["steps"]
         .as_array()
         .unwrap()

@@ -20,8 +20,9 @@ mod shared;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use shared::{edit, fixture, gzip_stored, pack, served};
-use skillbundle::bundle::{archive, sign, Bundle, TrustedKeys, MANIFEST_PATH};
-use skillbundle::digest::Digest;
+use skillbundle::agent::{Bundle, TrustedKeys};
+use skillbundle::bundle::{archive, sign, MANIFEST_PATH};
+use skillbundle::wire::digest::Digest;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -73,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
 /// Recompute the manifest's digests for `changed` and re-sign it. False when the
 /// manifest is no longer a JSON object.
 fn resign(files: &mut std::collections::BTreeMap<String, Vec<u8>>, changed: &str) -> bool {
-    let Ok(Value::Object(mut manifest)) = skillbundle::json::parse(&files[MANIFEST_PATH]) else {
+    let Ok(Value::Object(mut manifest)) = skillbundle::wire::json::parse(&files[MANIFEST_PATH]) else {
         return false;
     };
     if changed != MANIFEST_PATH {

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use skillbundle::schema::{closure, dialect, limits, validator, DRAFT_2020_12};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut schema) = skillbundle::json::parse(data) else {
+    let Ok(mut schema) = skillbundle::wire::json::parse(data) else {
         return;
     };
     let extra = schema
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         // Every pointer a finding carries must exist in the schema.
         if let Some(p) = &f.location.pointer {
             assert!(
-                skillbundle::pointer::get(&schema, p).is_some(),
+                skillbundle::wire::pointer::get(&schema, p).is_some(),
                 "finding {:?} points at {p:?}, which does not exist",
                 f.message
             );

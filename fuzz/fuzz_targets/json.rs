@@ -1,4 +1,4 @@
-//! The strict I-JSON reader (`skillbundle::json`).
+//! The strict I-JSON reader (`skillbundle::wire::json`).
 //!
 //! Properties, each checked on the input text independently of the reader under test:
 //! - whatever it accepts has no duplicate member name (an independent re-parse with
@@ -15,7 +15,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use skillbundle::json;
+use skillbundle::wire::json;
 
 fuzz_target!(|data: &[u8]| {
     let ours = json::parse(data);
@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
                 Err(e) if e.to_string().contains("recursion limit") => {}
                 Err(e) => panic!("accepted text serde_json refuses: {e}"),
             }
-            let canonical = skillbundle::digest::jcs(value);
+            let canonical = skillbundle::wire::digest::jcs(value);
             let reread = json::parse(&canonical).unwrap_or_else(|e| {
                 panic!(
                     "JCS bytes {:?} are not read back: {e}",
@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
             });
             assert!(same(value, &reread), "JCS bytes read back to another value");
             assert_eq!(
-                skillbundle::digest::jcs(&reread),
+                skillbundle::wire::digest::jcs(&reread),
                 canonical,
                 "JCS is not idempotent"
             );

@@ -7,8 +7,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skillbundle::manifest::{SkillManifest, WorkspaceManifest};
-use skillbundle::yaml;
+use skillbundle::build::manifest::{SkillManifest, WorkspaceManifest};
+use skillbundle::wire::yaml;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -23,23 +23,23 @@ fuzz_target!(|data: &[u8]| {
         ] {
             let shown = v.to_string();
             assert!(
-                shown.parse::<skillbundle::version::Version>().ok() == Some(v),
+                shown.parse::<skillbundle::wire::version::Version>().ok() == Some(v),
                 "version {shown} does not round-trip"
             );
         }
     }
-    let _ = yaml::from_str::<skillbundle::examples::Expectation>(text);
+    let _ = yaml::from_str::<skillbundle::build::examples::Expectation>(text);
     if let Ok(value) = yaml::to_json(text, 64) {
-        skillbundle::json::check_numbers(&value).expect("I-JSON numbers");
-        let canonical = skillbundle::digest::jcs(&value);
-        let reread = skillbundle::json::parse(&canonical).unwrap_or_else(|e| {
+        skillbundle::wire::json::check_numbers(&value).expect("I-JSON numbers");
+        let canonical = skillbundle::wire::digest::jcs(&value);
+        let reread = skillbundle::wire::json::parse(&canonical).unwrap_or_else(|e| {
             panic!(
                 "JCS bytes {:?} of a YAML value are not read back: {e}",
                 String::from_utf8_lossy(&canonical)
             )
         });
         assert_eq!(
-            skillbundle::digest::jcs(&reread),
+            skillbundle::wire::digest::jcs(&reread),
             canonical,
             "JCS bytes read back to another value"
         );

@@ -17,7 +17,7 @@ mod shared;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 use skillbundle::agent::{Request, MAX_DETAILS};
-use skillbundle::condition::{Condition, ErrorObject};
+use skillbundle::interface::condition::{Condition, ErrorObject};
 
 /// Deep enough to go past every internal nesting guard; shallow enough that dropping
 /// the value (which recurses) stays safe.
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    let Ok(value) = skillbundle::json::parse_with_depth(rest, DEPTH) else {
+    let Ok(value) = skillbundle::wire::json::parse_with_depth(rest, DEPTH) else {
         return;
     };
     let bundle = &shared::fixture().bundle;

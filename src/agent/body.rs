@@ -8,7 +8,7 @@
 //! agent would then read the same bytes two ways, and neither the way the draft's I-JSON
 //! rules require. A request guard in front of the SDK hands each body to [`check_body`]
 //! first: the reader every other JSON value of skillbundle goes through
-//! ([`crate::json::parse_with_limits`]), under [`BodyLimits`]. A refusal names the class
+//! ([`crate::wire::json::parse_with_limits`]), under [`BodyLimits`]. A refusal names the class
 //! of fault and its line and column, never the text: nothing a peer sent is echoed.
 //!
 //! The draft sets no numbers; [`BodyLimits::default`] holds this library's, safe for an
@@ -79,10 +79,11 @@ pub fn too_large(limits: &BodyLimits) -> BodyFault {
 /// Read `body` strictly under `limits` (nesting and value count): `Ok` when it is one
 /// I-JSON value within them.
 pub fn check_body(body: &[u8], limits: &BodyLimits) -> Result<(), BodyFault> {
-    let error = match crate::json::parse_with_limits(body, limits.max_depth, limits.max_values) {
-        Ok(_) => return Ok(()),
-        Err(error) => error,
-    };
+    let error =
+        match crate::wire::json::parse_with_limits(body, limits.max_depth, limits.max_values) {
+            Ok(_) => return Ok(()),
+            Err(error) => error,
+        };
     let at = format!("line {}, column {}", error.line, error.column);
     if error.limit {
         let what = if error.message.starts_with("nesting") {

@@ -31,8 +31,8 @@
 //!
 //! A refusal never repeats what the caller sent.
 
-use crate::bundle::Bundle;
-use crate::condition::{Condition, Detected, ErrorObject};
+use crate::agent::Bundle;
+use crate::interface::condition::{Condition, Detected, ErrorObject};
 use crate::interface::DESCRIBE_SKILL;
 use serde_json::Value;
 

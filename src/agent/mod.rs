@@ -25,16 +25,21 @@
 #![doc = include_str!("../../docs/loading-a-bundle.md")]
 
 pub mod body;
+#[cfg(feature = "oci")]
+pub mod fetch;
+pub mod inventory;
+pub mod load;
 pub mod message;
 pub mod task;
 
-use crate::bundle::load::LoadedSkill;
-use crate::bundle::Bundle;
-use crate::condition::{Condition, Detail, Detected, ErrorObject};
+pub use load::{Bundle, SignatureStatus, TrustedKeys};
+
+use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
 use crate::interface::{Document, DESCRIBE_SKILL};
 use crate::schema::validator::Governed;
 use a2a_types::{AgentExtension, AgentSkill};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
+use load::LoadedSkill;
 use serde_json::{json, Value};
 
 /// At most this many entries in an error's `details` (the rest are counted in the
@@ -62,7 +67,7 @@ pub enum Request<'a> {
 impl Bundle {
     /// The schema-interface extension for the Agent Card's `capabilities.extensions`, as
     /// the bundle signs it: `interface_version` and each skill's binding. The card merge
-    /// ([`crate::a2a::merge_card`]) adds each skill's capability descriptors to it.
+    /// ([`crate::card::a2a::merge_card`]) adds each skill's capability descriptors to it.
     pub fn extension(&self) -> &AgentExtension {
         &self.extension
     }
@@ -199,7 +204,7 @@ impl Bundle {
     /// Check a request with the routing hints of the A2A capability-descriptors proposal,
     /// carried in the request Message's `metadata` as `skill_id` and `interface_id` (the
     /// descriptor id `<skill_id>@<skill_version>` the Agent Card advertises, see
-    /// [`crate::a2a::with_descriptors`]). Hints are advisory, but never contradict: a
+    /// [`crate::card::a2a::with_descriptors`]). Hints are advisory, but never contradict: a
     /// `skill_id` other than the request's `skill`, or an `interface_id` of another skill
     /// or version than the request names, is `interface_mismatch`; an `interface_id` no
     /// advertised interface has is rejected as `skill_not_advertised` (the proposal lets
@@ -240,7 +245,8 @@ impl Bundle {
                 .and_then(|(id, _)| self.skills.get(id))
                 .map(|s| &s.document)
                 .filter(|d| {
-                    crate::a2a::interface_id(&d.skill_id, &d.skill_version.to_string()) == wanted
+                    crate::card::a2a::interface_id(&d.skill_id, &d.skill_version.to_string())
+                        == wanted
                 });
             let Some(target) = target else {
                 return Err(ErrorObject::new(
@@ -372,7 +378,7 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
         return fail(
             "describe_skill takes only a skill_id: no version or other negotiation parameter",
             vec![detail(
-                &format!("/{}", crate::pointer::escape(extra)),
+                &format!("/{}", crate::wire::pointer::escape(extra)),
                 "additionalProperties",
                 json!(false),
             )],
@@ -524,7 +530,7 @@ fn json_type(value: &Value) -> &'static str {
 /// process, for the unit tests of the agent side.
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use crate::bundle::{Bundle, TrustedKeys};
+    use crate::agent::{Bundle, TrustedKeys};
     use std::path::Path;
     use std::sync::OnceLock;
 
@@ -552,7 +558,8 @@ pub(crate) mod tests_support {
                 &Path::new(env!("CARGO_MANIFEST_DIR")).join("example-skills"),
                 &ws,
             );
-            let built = crate::pipeline::build(&ws, &dir.path().join("dist"), &Default::default());
+            let built =
+                crate::build::pipeline::build(&ws, &dir.path().join("dist"), &Default::default());
             let path = built.bundle.expect("the example workspace builds");
             Bundle::open_path(&path, &TrustedKeys::new(Vec::new()).and_allow_unsigned())
                 .expect("the example bundle opens")

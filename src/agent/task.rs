@@ -30,8 +30,8 @@
 //!   beyond either, the Task fails with `resource_limit_exceeded`.
 //! - Once failed, the guard is finished: nothing more of the Task is published.
 
-use crate::bundle::Bundle;
-use crate::condition::{Condition, Detected, ErrorObject};
+use crate::agent::Bundle;
+use crate::interface::condition::{Condition, Detected, ErrorObject};
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -24,7 +24,7 @@
 //! the manifest alone, authenticate it, and only then read the rest). Nothing from an
 //! archive is ever written to disk by this module.
 
-use crate::digest::Digest;
+use crate::wire::digest::Digest;
 use flate2::write::GzEncoder;
 use flate2::{Compression, GzBuilder};
 use sha2::{Digest as _, Sha256};

@@ -57,9 +57,9 @@ pub fn check(
         Err(_) => return Ok(()),
     };
     let limits = ReadLimits::default();
-    let old = crate::operator_file::read(existing, limits.max_total_bytes)
+    let old = crate::fs::operator_file::read(existing, limits.max_total_bytes)
         .ok()
-        .and_then(|bytes| super::load::read_manifest(&bytes, limits).ok());
+        .and_then(|bytes| crate::agent::load::read_manifest(&bytes, limits).ok());
     if let Some(old) = &old {
         let old_signed = old
             .get(SIGNATURES)

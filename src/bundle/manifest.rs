@@ -8,9 +8,9 @@
 //! any member it does not know (`deny_unknown_fields`): an unknown member could change
 //! what the bundle means.
 
-use crate::digest::Digest;
+use crate::crypto::jws::JwsSignature;
 use crate::interface::{Document, SchemaReference};
-use crate::jws::JwsSignature;
+use crate::wire::digest::Digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -7,15 +7,13 @@
 
 pub mod archive;
 pub mod destination;
-pub mod load;
 pub mod manifest;
+pub mod release_statement;
 pub mod sign;
 
-pub use load::{Bundle, SignatureStatus, TrustedKeys};
-
-use crate::digest::{jcs, Digest};
 use crate::finding::{Code, Finding};
 use crate::interface::Document;
+use crate::wire::digest::{jcs, Digest};
 use manifest::{BundleName, InterfaceSchemaRef, Manifest, ManifestSkill};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -43,7 +41,7 @@ pub fn is_layout_path(path: &str) -> bool {
     }
     path.strip_prefix("interfaces/")
         .and_then(|rest| rest.strip_suffix(".json"))
-        .is_some_and(crate::manifest::is_safe_name)
+        .is_some_and(crate::build::manifest::is_safe_name)
 }
 
 /// The name of this tool as recorded in manifests.
@@ -84,14 +82,14 @@ fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
         }
         Value::Object(map) if !map.is_empty() => {
             let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            members.sort_unstable_by(|a, b| crate::digest::utf16_cmp(a.0, b.0));
+            members.sort_unstable_by(|a, b| crate::wire::digest::utf16_cmp(a.0, b.0));
             out.extend_from_slice(b"{\n");
             for (i, (key, item)) in members.into_iter().enumerate() {
                 if i > 0 {
                     out.extend_from_slice(b",\n");
                 }
                 indent(depth + 1, out);
-                crate::digest::write_string(key, out);
+                crate::wire::digest::write_string(key, out);
                 out.extend_from_slice(b": ");
                 write_pretty(item, depth + 1, out);
             }
@@ -105,7 +103,7 @@ fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
             serde_json::to_writer(&mut *out, &read_back).expect("a Value always serializes");
         }
         // null, booleans, strings, [] and {}: the same text in both.
-        other => crate::digest::write_jcs(other, out),
+        other => crate::wire::digest::write_jcs(other, out),
     }
 }
 
@@ -173,7 +171,7 @@ pub fn contents<'a>(
             name: name.to_string(),
             version: version.to_string(),
         },
-        interface_version: crate::interface_schema::INTERFACE_VERSION.to_string(),
+        interface_version: crate::interface::packaged_schema::INTERFACE_VERSION.to_string(),
         skill_interface_schema: InterfaceSchemaRef {
             digest: interface_schema_digest.clone(),
         },
@@ -187,11 +185,11 @@ pub fn contents<'a>(
     Contents { files, manifest }
 }
 
-/// Read a bundle file into memory (see [`crate::operator_file`]): anything but a
+/// Read a bundle file into memory (see [`crate::fs::operator_file`]): anything but a
 /// regular file (`/dev/zero`, a FIFO) is `path_invalid` before a byte is read, one
 /// larger than `max_bytes` is `resource_limit_exceeded`.
 pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Finding> {
-    use crate::operator_file::{read, ReadError};
+    use crate::fs::operator_file::{read, ReadError};
     read(path, max_bytes).map_err(|e| match e {
         ReadError::NotRegular => Finding::at_file(
             Code::PathInvalid,
@@ -216,7 +214,7 @@ pub fn write_atomically(dest: &Path, files: &BTreeMap<String, Body>) -> std::io:
     if let Some(dir) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
         remove_stale_temporaries(dir);
     }
-    crate::atomic_file::replace(dest, TEMP_PREFIX, |file| {
+    crate::fs::atomic_file::replace(dest, TEMP_PREFIX, |file| {
         let out = std::io::BufWriter::new(file);
         let mut out = archive::write(
             out,
@@ -234,9 +232,9 @@ pub fn write_atomically(dest: &Path, files: &BTreeMap<String, Body>) -> std::io:
 const TEMP_PREFIX: &str = ".skillbundle-";
 
 /// Remove the temporary bundle and lock files left in `dir` by killed builds (those
-/// whose writer is gone: [`crate::atomic_file::remove_stale`]).
+/// whose writer is gone: [`crate::fs::atomic_file::remove_stale`]).
 pub fn remove_stale_temporaries(dir: &Path) {
-    crate::atomic_file::remove_stale(dir, TEMP_PREFIX);
+    crate::fs::atomic_file::remove_stale(dir, TEMP_PREFIX);
 }
 
 #[cfg(test)]

@@ -4,12 +4,12 @@
 //! "signature"}]` (A2A's AgentCardSignature), each a JWS whose detached payload is the
 //! RFC 8785 (JCS) bytes of the manifest *without* its `signatures` member. Ed25519
 //! signatures are deterministic, so a signed bundle stays byte-for-byte reproducible
-//! from the same inputs and keys. The JWS mechanics live in [`crate::jws`].
+//! from the same inputs and keys. The JWS mechanics live in [`crate::crypto::jws`].
 
 use super::{stable_pretty, Contents, MANIFEST_PATH};
-use crate::digest::jcs;
-use crate::jws::{self, JwsSignature};
-use crate::keys::SigningKeyPair;
+use crate::crypto::jws::{self, JwsSignature};
+use crate::crypto::keys::SigningKeyPair;
+use crate::wire::digest::jcs;
 use serde_json::Value;
 
 /// The manifest member holding the signatures.
@@ -71,7 +71,7 @@ pub fn sign(contents: &mut Contents<'_>, keys: &[SigningKeyPair]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::PublicKey;
+    use crate::crypto::keys::PublicKey;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -100,8 +100,8 @@ mod tests {
         sign(&mut one, &[a.clone(), b.clone()]);
         sign(&mut two, &[a.clone(), b.clone()]);
         assert_eq!(one.files, two.files);
-        let written: Value =
-            crate::json::parse(&one.files[MANIFEST_PATH].bytes()).expect("signed manifest is JSON");
+        let written: Value = crate::wire::json::parse(&one.files[MANIFEST_PATH].bytes())
+            .expect("signed manifest is JSON");
         let sigs: Vec<JwsSignature> = serde_json::from_value(written[SIGNATURES].clone()).unwrap();
         assert_eq!(sigs.len(), 2);
         let trusted: Vec<PublicKey> = vec![b.public_key()];

@@ -1,14 +1,14 @@
 //! The gateway's own Agent Card (draft "Agent advertisement"): the operator's base card
 //! with the gateway's interfaces (JSON-RPC and HTTP+JSON at its public URL, A2A 1.0,
 //! streaming), merged with the bundle's skills, describe_skill and the extension
-//! ([`crate::a2a::merge_card`], the same merge `skillbundle card` makes), the
+//! ([`crate::card::a2a::merge_card`], the same merge `skillbundle card` makes), the
 //! extension's `required` flag set for strict mode, and signed when keys are given
-//! ([`crate::card_signature`]). Rebuilt on every reload.
+//! ([`crate::card::signature`]). Rebuilt on every reload.
 
-use crate::a2a::{merge_card, CardError, EXTENSION_URI};
-use crate::bundle::Bundle;
+use crate::agent::Bundle;
+use crate::card::a2a::{merge_card, CardError, EXTENSION_URI};
+use crate::crypto::keys::SigningKeyPair;
 use crate::finding::{Code, Finding, Location};
-use crate::keys::SigningKeyPair;
 use serde_json::{json, Value};
 
 /// What the card is built from besides the bundle.
@@ -104,7 +104,7 @@ impl CardSettings {
                 }
             }
         }
-        Ok(crate::card_signature::sign(&card, &self.sign_keys))
+        Ok(crate::card::signature::sign(&card, &self.sign_keys))
     }
 }
 

@@ -1,5 +1,5 @@
 //! The A2A operations of the gateway (the SDK's [`RequestHandler`]): each Message routed
-//! by the library's rules ([`crate::bundle::Bundle::route_message`], draft "Domain-skill invocation",
+//! by the library's rules ([`crate::agent::Bundle::route_message`], draft "Domain-skill invocation",
 //! "describe_skill request", the intermediate-exchange table), refused or answered from
 //! the bundle without calling the upstream, or forwarded; everything the upstream sends
 //! back about a governed Task shown only through a [`TaskView`].
@@ -16,7 +16,7 @@ use super::upstream::{Op, Upstream, UpstreamError};
 use super::view::{self, guard_task, integral, TaskView};
 use crate::agent::message::{ExistingTask, Part as RoutedPart, Policy, Refusal, Route};
 use crate::agent::Request;
-use crate::condition::ErrorObject;
+use crate::interface::condition::ErrorObject;
 use crate::interface::DESCRIBE_SKILL;
 use a2a_server::{RequestHandler, ServiceParams};
 use a2a_types::{
@@ -41,7 +41,7 @@ pub fn activated(params: &ServiceParams) -> bool {
         .into_iter()
         .flatten()
         .flat_map(|v| v.split(','))
-        .any(|v| v.trim() == crate::a2a::EXTENSION_URI)
+        .any(|v| v.trim() == crate::card::a2a::EXTENSION_URI)
 }
 
 /// An A2A error with a fixed message and, when the draft's condition applies, its code
@@ -96,7 +96,7 @@ fn normalized(mut message: Message) -> Message {
 }
 
 /// The skill a Task invokes, from the first Message of its history.
-fn skill_of_history(bundle: &crate::bundle::Bundle, task: &Task) -> Option<String> {
+fn skill_of_history(bundle: &crate::agent::Bundle, task: &Task) -> Option<String> {
     let first = task.history.as_ref()?.first()?;
     first.parts.iter().find_map(|p| match &p.content {
         PartContent::Data(v) => bundle
@@ -247,7 +247,7 @@ impl Shared {
                     error_code::EXTENSION_SUPPORT_REQUIRED,
                     format!(
                         "this agent requires the extension {}: activate it with the A2A-Extensions request header",
-                        crate::a2a::EXTENSION_URI
+                        crate::card::a2a::EXTENSION_URI
                     ),
                 ));
             }
@@ -263,7 +263,7 @@ impl Shared {
                 self.refused("not_activated");
                 let text = format!(
                     "this agent's skills are schema-governed: activate the extension {} with the A2A-Extensions request header and send a skill request object as the Message's single Data Part",
-                    crate::a2a::EXTENSION_URI
+                    crate::card::a2a::EXTENSION_URI
                 );
                 Plan::Decided(Box::new(decided_task(
                     message,
@@ -295,7 +295,7 @@ impl Shared {
                     description: None,
                     parts: vec![Part::data(result)],
                     metadata: None,
-                    extensions: Some(vec![crate::a2a::EXTENSION_URI.to_string()]),
+                    extensions: Some(vec![crate::card::a2a::EXTENSION_URI.to_string()]),
                 };
                 Plan::Decided(Box::new(decided_task(
                     message,

@@ -5,7 +5,7 @@
 //! - a concurrency limit (beyond it, 503 at once: a gateway sheds load rather than
 //!   queue without bound);
 //! - the raw-body guard: the body is read at most [`RequestLimits::max_body_bytes`] of
-//!   it, then by the library's strict I-JSON reader ([`crate::json::parse_with_limits`]:
+//!   it, then by the library's strict I-JSON reader ([`crate::wire::json::parse_with_limits`]:
 //!   UTF-8 only, no duplicate members, integers within ±(2^53−1), nesting and value
 //!   limits) before the SDK parses it, so the request checked is the request forwarded
 //!   (draft "Security Considerations"; the Python request guard's rules). A body that is
@@ -23,7 +23,7 @@
 //!   repeated back ([`fixed_message`]).
 
 use super::state::{Gateway, RequestLimits};
-use crate::a2a::EXTENSION_URI;
+use crate::card::a2a::EXTENSION_URI;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
@@ -243,7 +243,8 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
             return refuse(jsonrpc, true, &too_large);
         }
     };
-    let parsed = crate::json::parse_with_limits(&bytes, g.limits.max_depth, g.limits.max_values);
+    let parsed =
+        crate::wire::json::parse_with_limits(&bytes, g.limits.max_depth, g.limits.max_values);
     let value = match parsed {
         Ok(v) => v,
         Err(e) => {

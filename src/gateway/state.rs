@@ -9,7 +9,7 @@ use super::metrics::Metrics;
 use super::tasks::TaskIndex;
 use super::upstream::{self, Upstream, UpstreamLimits};
 use crate::agent::task::Limits as TaskLimits;
-use crate::bundle::{Bundle, TrustedKeys};
+use crate::agent::{Bundle, TrustedKeys};
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -74,10 +74,10 @@ pub enum BundleSource {
     /// A bundle file, read again on every reload.
     File(PathBuf),
     /// `oci://…`: pulled and verified; with a state directory, with keep-last-good and
-    /// anti-rollback across restarts ([`crate::fetch`]).
+    /// anti-rollback across restarts ([`crate::agent::fetch`]).
     Registry {
         reference: String,
-        options: crate::fetch::FetchOptions,
+        options: crate::agent::fetch::FetchOptions,
         state: Option<PathBuf>,
     },
 }
@@ -153,7 +153,7 @@ pub async fn load_bundle(
         BundleSource::File(path) => {
             let limit = crate::bundle::archive::ReadLimits::default().max_total_bytes;
             let bytes = crate::bundle::read_file(path, limit).map_err(|f| vec![f])?;
-            let digest = crate::release::file_digest(&bytes);
+            let digest = crate::bundle::release_statement::file_digest(&bytes);
             let bundle = Bundle::open(&bytes, trust).map_err(|mut findings| {
                 for f in &mut findings {
                     f.location.file.get_or_insert_with(|| path.clone());
@@ -167,10 +167,13 @@ pub async fn load_bundle(
             options,
             state: Some(dir),
         } => {
-            let fetched = crate::fetch::fetch_async(reference, trust, dir, options).await?;
+            let fetched = crate::agent::fetch::fetch_async(reference, trust, dir, options).await?;
             let limit = crate::bundle::archive::ReadLimits::default().max_total_bytes;
             let bytes = crate::bundle::read_file(&fetched.file, limit).map_err(|f| vec![f])?;
-            Ok((fetched.bundle, crate::release::file_digest(&bytes)))
+            Ok((
+                fetched.bundle,
+                crate::bundle::release_statement::file_digest(&bytes),
+            ))
         }
         BundleSource::Registry {
             reference,
@@ -178,7 +181,7 @@ pub async fn load_bundle(
             state: None,
         } => {
             let parsed = crate::registry::ArtifactRef::parse(reference).map_err(|f| vec![f])?;
-            let verified = crate::fetch::pull_verified(&parsed, trust, options).await?;
+            let verified = crate::agent::fetch::pull_verified(&parsed, trust, options).await?;
             Ok((verified.bundle, verified.digest))
         }
     }
@@ -199,7 +202,7 @@ pub fn admits(current: &Loaded, name: &str, version: &str, digest: &str) -> Resu
             Location::default(),
         ));
     }
-    match crate::fetch::compare_versions(version, current.bundle.version()) {
+    match crate::agent::fetch::compare_versions(version, current.bundle.version()) {
         Ordering::Greater => Ok(true),
         Ordering::Equal if digest == current.digest => Ok(false),
         Ordering::Equal => Err(Finding::new(
@@ -264,7 +267,7 @@ impl Gateway {
                     e.as_str()
                 )
             })?;
-        let endpoint = crate::transport::endpoint(&card, None).map_err(|v| v.message)?;
+        let endpoint = crate::client::transport::endpoint(&card, None).map_err(|v| v.message)?;
         let chosen = Upstream::new(client, endpoint, limits);
         *self.upstream.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(chosen));
         Ok(())

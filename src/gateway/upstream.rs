@@ -9,12 +9,12 @@
 //! `serde_json` (the last of two duplicate members wins), so a hostile upstream could
 //! make the gateway buffer without bound, or have it check one reading of a result while
 //! the caller reads another. The HTTP is the same `reqwest` the client side
-//! ([`crate::transport`]) and the registry client use.
+//! ([`crate::client::transport`]) and the registry client use.
 //!
 //! Nothing the upstream says goes back to a caller as text: an upstream binding error
 //! keeps only its A2A error code ([`UpstreamError::Binding`]).
 
-use crate::transport::{event_boundary, percent, sse_data, Binding, Endpoint};
+use crate::client::transport::{event_boundary, percent, sse_data, Binding, Endpoint};
 use futures::stream::BoxStream;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -153,7 +153,7 @@ pub async fn card(
             return Err(UpstreamError::Malformed);
         }
         let body = read_body(response, limits.max_body).await?;
-        crate::json::parse(&body).map_err(|_| UpstreamError::Malformed)
+        crate::wire::json::parse(&body).map_err(|_| UpstreamError::Malformed)
     };
     tokio::time::timeout(limits.timeout, exchange)
         .await
@@ -187,7 +187,7 @@ fn rpc_result(response: Value, id: &str) -> Result<Value, UpstreamError> {
 /// it names one, else from the HTTP status.
 fn http_error(status: u16, body: &[u8]) -> UpstreamError {
     use a2a_types::error_code as c;
-    let reason = crate::json::parse(body).ok().and_then(|v| {
+    let reason = crate::wire::json::parse(body).ok().and_then(|v| {
         v.pointer("/error/details")
             .and_then(Value::as_array)
             .into_iter()
@@ -316,11 +316,12 @@ impl Upstream {
             let body = read_body(response, self.limits.max_body).await?;
             match id {
                 Some(id) => {
-                    let value = crate::json::parse(&body).map_err(|_| UpstreamError::Malformed)?;
+                    let value =
+                        crate::wire::json::parse(&body).map_err(|_| UpstreamError::Malformed)?;
                     rpc_result(value, &id)
                 }
                 None if !(200..300).contains(&status) => Err(http_error(status, &body)),
-                None => crate::json::parse(&body).map_err(|_| UpstreamError::Malformed),
+                None => crate::wire::json::parse(&body).map_err(|_| UpstreamError::Malformed),
             }
         };
         tokio::time::timeout(self.limits.timeout, exchange)
@@ -358,7 +359,7 @@ impl Upstream {
                     .await
                     .map_err(|_| UpstreamError::Timeout)??;
             return Err(match &id {
-                Some(id) => match crate::json::parse(&body).map(|v| rpc_result(v, id)) {
+                Some(id) => match crate::wire::json::parse(&body).map(|v| rpc_result(v, id)) {
                     Ok(Err(e)) => e,
                     _ => UpstreamError::Malformed,
                 },
@@ -396,7 +397,8 @@ impl Upstream {
                         s.response = None;
                         return Some((Err(UpstreamError::TooLarge), s));
                     }
-                    let value = crate::json::parse(&data).map_err(|_| UpstreamError::Malformed);
+                    let value =
+                        crate::wire::json::parse(&data).map_err(|_| UpstreamError::Malformed);
                     let value = match (&s.id, value) {
                         (Some(id), Ok(v)) => rpc_result(v, id),
                         (None, v) => v,

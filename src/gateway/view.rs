@@ -12,8 +12,8 @@
 //! status fed as events, in order), so every path shows the same Task.
 
 use crate::agent::task::{Limits, TaskGuard, Verdict};
-use crate::bundle::Bundle;
-use crate::condition::ErrorObject;
+use crate::agent::Bundle;
+use crate::interface::condition::ErrorObject;
 use a2a_types::{
     Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
     TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -73,7 +73,7 @@ pub fn error_message(error: &ErrorObject, task_id: &str, context_id: &str) -> Me
     let mut message = Message::new(Role::Agent, vec![Part::data(error.to_json())]);
     message.task_id = Some(task_id.to_string());
     message.context_id = Some(context_id.to_string());
-    message.extensions = Some(vec![crate::a2a::EXTENSION_URI.to_string()]);
+    message.extensions = Some(vec![crate::card::a2a::EXTENSION_URI.to_string()]);
     message
 }
 

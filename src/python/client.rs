@@ -2,21 +2,21 @@
 //!
 //! The Python client (`python/skillbundle/client.py`) moves bytes with a2a-sdk's own
 //! client; every decision is made here, by the same functions `skillbundle call` uses:
-//! [`crate::client::read_card`], [`crate::final_task`] and
-//! [`crate::client::verify_describe_response`], [`crate::interface_cache`] and
-//! [`crate::delegation`]. A broken rule raises `ProtocolViolation` (the clause, pointer
+//! [`crate::client::read_card`], [`crate::client::final_task`] and
+//! [`crate::client::verify_describe_response`], [`crate::client::interface_cache`] and
+//! [`crate::client::delegation`]. A broken rule raises `ProtocolViolation` (the clause, pointer
 //! and bounded evidence), a well-formed refusal `SkillRefused` (the agent's error object
 //! and the task state), a task that stopped otherwise `TaskStopped`, a condition the
 //! client detects itself `InterfaceError` — all defined in `skillbundle._client_errors`.
 
 use super::value;
-use crate::a2a::Advertised;
-use crate::clause::Clause;
+use crate::card::a2a::Advertised;
+use crate::client::clause::Clause;
+use crate::client::delegation::{Hop, Upstream};
+use crate::client::final_task::{self, Ending, Refusal, Violation};
+use crate::client::interface_cache::InterfaceCache;
 use crate::client::{CardAdvertisement, VerifiedInterface};
-use crate::condition::{Condition, Detected};
-use crate::delegation::{Hop, Upstream};
-use crate::final_task::{self, Ending, Refusal, Violation};
-use crate::interface_cache::InterfaceCache;
+use crate::interface::condition::{Condition, Detected};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
@@ -312,7 +312,7 @@ fn delegation_metadata<'py>(
     up.context_id = context_id;
     value::to_python(
         py,
-        &json!({ crate::delegation::METADATA_KEY: up.metadata() }),
+        &json!({ crate::client::delegation::METADATA_KEY: up.metadata() }),
     )
 }
 
@@ -361,6 +361,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(delegation_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(delegation_hop, m)?)?;
     m.add_function(wrap_pyfunction!(task_of, m)?)?;
-    m.add("DELEGATION_METADATA_KEY", crate::delegation::METADATA_KEY)?;
+    m.add(
+        "DELEGATION_METADATA_KEY",
+        crate::client::delegation::METADATA_KEY,
+    )?;
     Ok(())
 }

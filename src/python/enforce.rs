@@ -17,9 +17,9 @@
 use super::value;
 use crate::agent::message::{ExistingTask, Part, Policy, Refusal, Route};
 use crate::agent::task::Verdict;
+use crate::agent::Bundle;
 use crate::agent::Request;
-use crate::bundle::Bundle;
-use crate::condition::{Condition, Detail, Detected, ErrorObject};
+use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};

@@ -2,7 +2,7 @@
 //!
 //! Most A2A agents are written in Python. They get the one implementation — this crate —
 //! rather than a second one: every check a Python agent makes goes through
-//! [`Bundle::open`], [`crate::agent`] and [`crate::a2a::merge_card`]. This module only
+//! [`Bundle::open`], [`crate::agent`] and [`crate::card::a2a::merge_card`]. This module only
 //! converts: Python objects to JSON values under the I-JSON rules ([`value`]), refusals
 //! to the Python exceptions the pure-Python package defines (`skillbundle._errors`:
 //! `BundleRefused` with the CLI's findings, `InterfaceError` with the draft's error
@@ -19,13 +19,13 @@ pub mod pool;
 pub mod proto;
 pub mod value;
 
-use crate::a2a::{self, EXTENSION_URI};
 use crate::agent::body::BodyLimits;
 use crate::agent::task::{Limits, State, TaskGuard, RESULT_OBJECT_RESULT, RESULT_OBJECT_SKILL};
 use crate::agent::Request;
-use crate::bundle::{Bundle, TrustedKeys};
-use crate::condition::{Condition, Detail, Detected, ErrorObject};
-use crate::keys::{self, KeyError, PublicKey};
+use crate::agent::{Bundle, TrustedKeys};
+use crate::card::a2a::{self, EXTENSION_URI};
+use crate::crypto::keys::{self, KeyError, PublicKey};
+use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -381,7 +381,7 @@ impl PyBundle {
         allow_rollback: bool,
         require_referrer_signature: bool,
     ) -> PyResult<PyFetched> {
-        use crate::fetch::{FetchOptions, Source};
+        use crate::agent::fetch::{FetchOptions, Source};
         use crate::registry::{Options, Timeouts};
         let keys = trust_list(py, Some(trust))?;
         if keys.is_empty() {
@@ -409,7 +409,9 @@ impl PyBundle {
                 .transpose()?,
         };
         let fetched = py
-            .detach(|| pool::install(|| crate::fetch::fetch(reference, &trust, &state, &options)))
+            .detach(|| {
+                pool::install(|| crate::agent::fetch::fetch(reference, &trust, &state, &options))
+            })
             .map_err(PyRuntimeError::new_err)?
             .map_err(|findings| bundle_refused(py, &findings))?;
         let (source, pinned, previous_version, refused) = match fetched.source {

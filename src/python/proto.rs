@@ -15,7 +15,7 @@
 //! `ListValue` is `repeated Value values = 1`.
 
 use super::value::{Refusal, Refused};
-use crate::pointer;
+use crate::wire::pointer;
 use serde_json::{Map, Number, Value};
 
 /// Why the bytes are not a `Value` at all (a defect of the caller, not of the data).
@@ -107,7 +107,7 @@ fn text(bytes: &[u8]) -> Result<String, Failure> {
 fn number(v: f64) -> Result<Value, Failure> {
     let n = Number::from_f64(v).ok_or(Ok(Refusal::NumberNotIJson))?;
     let v = Value::Number(n);
-    crate::json::check_numbers(&v).map_err(|_| Ok(Refusal::NumberNotIJson))?;
+    crate::wire::json::check_numbers(&v).map_err(|_| Ok(Refusal::NumberNotIJson))?;
     Ok(v)
 }
 

@@ -1,7 +1,7 @@
 //! Python objects ⇄ JSON values, with the same strictness as the Rust reader.
 //!
 //! A Python agent hands the library dicts, lists and numbers, not JSON text, so the I-JSON
-//! rules that [`crate::json::parse`] applies to bytes must be applied here to objects:
+//! rules that [`crate::wire::json::parse`] applies to bytes must be applied here to objects:
 //! an `int` beyond ±(2^53−1) and a `float` that is not finite (or that is an integer
 //! beyond that range) are refused instead of being rounded, a `str` with a lone surrogate
 //! is refused, mapping keys must be `str`, and only `None`, `bool`, `int`, `float`, `str`,
@@ -17,7 +17,7 @@
 //! The conversion walks the object once and builds the `serde_json::Value` directly: a
 //! large request is copied exactly once on its way into the validator.
 
-use crate::pointer;
+use crate::wire::pointer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
@@ -172,7 +172,7 @@ fn string(s: &Bound<'_, PyString>) -> Result<String, Failure> {
 }
 
 /// A finite float that is not an integer beyond ±(2^53−1) (the rule
-/// [`crate::json::check_numbers`] applies).
+/// [`crate::wire::json::check_numbers`] applies).
 fn ijson_float(v: f64) -> bool {
     if !v.is_finite() {
         return false;
@@ -181,7 +181,7 @@ fn ijson_float(v: f64) -> bool {
         // Delegate the exact rule (integral doubles from 1e21 on are written in exponent
         // form and allowed) to the one place that defines it.
         return Number::from_f64(v)
-            .is_some_and(|n| crate::json::check_numbers(&Value::Number(n)).is_ok());
+            .is_some_and(|n| crate::wire::json::check_numbers(&Value::Number(n)).is_ok());
     }
     true
 }

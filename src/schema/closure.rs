@@ -24,7 +24,7 @@
 
 use super::{walk::SchemaTree, DRAFT_2020_12};
 use crate::finding::{Code, Finding, Location};
-use crate::pointer;
+use crate::wire::pointer;
 use referencing::UriRef;
 use serde_json::Value;
 use std::collections::HashMap;

@@ -25,7 +25,7 @@ use super::limits::{self, Limits};
 use super::validator::{self, Governed, PatternCache, Validator};
 use super::{closure, dialect};
 use crate::finding::{Code, Finding, Location};
-use crate::schema_bytes::SchemaBytes;
+use crate::wire::schema_bytes::SchemaBytes;
 use serde_json::Value;
 
 /// Check `schema` as the dialect `dialect` under `limits`, then compile it, sharing
@@ -137,7 +137,7 @@ mod tests {
     }
 
     fn lazily(schema: &Value, patterns: &PatternCache) -> Result<Governed, Vec<Finding>> {
-        let canonical = crate::digest::jcs(schema).into();
+        let canonical = crate::wire::digest::jcs(schema).into();
         govern_lazily(
             schema,
             canonical,

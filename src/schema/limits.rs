@@ -14,7 +14,7 @@
 
 use super::{closure, walk::SchemaTree};
 use crate::finding::{Code, Finding, Location};
-use crate::pointer;
+use crate::wire::pointer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -21,7 +21,7 @@
 
 use super::walk::{SchemaTree, IN_PLACE};
 use crate::finding::{Code, Finding, Location};
-use crate::pointer;
+use crate::wire::pointer;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 

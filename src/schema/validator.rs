@@ -23,7 +23,7 @@
 use super::limits::first_beyond_depth;
 use super::walk::SchemaTree;
 use crate::finding::{Code, Finding, Location};
-use crate::schema_bytes::SchemaBytes;
+use crate::wire::schema_bytes::SchemaBytes;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, Retrieve, Uri, ValidationError};
 use serde::Serialize;
@@ -126,8 +126,9 @@ impl Governed {
         self.compiled
             .get_or_init(|| {
                 // Bytes governance canonicalized, within its depth limit: they parse.
-                let schema = crate::json::parse_with_depth(&self.canonical.bytes(), MAX_NESTING)
-                    .map_err(|_| too_deep("the schema", String::new()))?;
+                let schema =
+                    crate::wire::json::parse_with_depth(&self.canonical.bytes(), MAX_NESTING)
+                        .map_err(|_| too_deep("the schema", String::new()))?;
                 compile(&schema, &self.patterns).map_err(|mut f| f.swap_remove(0))
             })
             .as_ref()
@@ -246,7 +247,7 @@ pub(super) fn probe(schema: &Value, patterns: &PatternCache) -> Vec<Finding> {
             let at = || tree.keyword_pointer(index, "patternProperties");
             for pattern in properties.keys() {
                 check("pattern", pattern, &|| {
-                    crate::pointer::child(&at(), pattern)
+                    crate::wire::pointer::child(&at(), pattern)
                 });
             }
         }

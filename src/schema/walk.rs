@@ -11,7 +11,7 @@
 //! costs memory linear in its size, never the call stack, and a node's JSON Pointer is
 //! only built when a finding needs it.
 
-use crate::pointer;
+use crate::wire::pointer;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;

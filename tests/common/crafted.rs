@@ -5,8 +5,10 @@
 //! the loader must give. Shared by `tests/hostile.rs`, `tests/canonical.rs` and
 //! `tests/resources.rs`.
 
-use skillbundle::bundle::{self, TrustedKeys};
-use skillbundle::keys::SigningKeyPair;
+use skillbundle::agent::{Bundle, TrustedKeys};
+
+use skillbundle::bundle;
+use skillbundle::crypto::keys::SigningKeyPair;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::sync::OnceLock;
@@ -20,17 +22,17 @@ pub struct Fixture {
 pub fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let checked = skillbundle::pipeline::check(&super::example_skills());
+        let checked = skillbundle::build::pipeline::check(&super::example_skills());
         assert!(checked.ok(), "{:?}", checked.findings);
         let ws = checked.workspace.as_ref().unwrap();
         let interfaces: Vec<_> = checked.skills.iter().map(|s| &s.interface).collect();
-        let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
+        let schema = skillbundle::interface::packaged_schema::InterfaceSchema::packaged().unwrap();
         let mut contents = bundle::contents(
             &ws.manifest.bundle.name,
             &ws.manifest.bundle.version,
             schema.digest(),
             &interfaces,
-            &skillbundle::pipeline::card_fragment(&checked.skills),
+            &skillbundle::build::pipeline::card_fragment(&checked.skills),
         );
         let key = SigningKeyPair::from_seed(&[42; 32]);
         bundle::sign::sign(&mut contents, std::slice::from_ref(&key));
@@ -42,7 +44,7 @@ pub fn fixture() -> &'static Fixture {
                 .collect(),
             key,
         };
-        bundle::Bundle::open(&fx.valid(), &fx.trust()).expect("the fixture opens");
+        Bundle::open(&fx.valid(), &fx.trust()).expect("the fixture opens");
         fx
     })
 }
@@ -65,7 +67,7 @@ impl Fixture {
 }
 
 /// The largest manifest.json a loader reads.
-const MANIFEST_CAP: u64 = skillbundle::bundle::load::MAX_MANIFEST_BYTES;
+const MANIFEST_CAP: u64 = skillbundle::agent::load::MAX_MANIFEST_BYTES;
 
 /// The builder's own writer.
 pub fn pack(files: &BTreeMap<String, Vec<u8>>, mtime: u64) -> Vec<u8> {
@@ -476,15 +478,15 @@ pub fn corpus(fx: &Fixture) -> Vec<Crafted> {
 /// The example skills as a bundle named `name` at `version`, signed by `keys`, whatever
 /// the name: what a vendor's key can sign although the builder refuses the name.
 pub fn signed_example_bundle(name: &str, version: &str, keys: &[SigningKeyPair]) -> Vec<u8> {
-    let checked = skillbundle::pipeline::check(&super::example_skills());
+    let checked = skillbundle::build::pipeline::check(&super::example_skills());
     let interfaces: Vec<_> = checked.skills.iter().map(|s| &s.interface).collect();
-    let schema = skillbundle::interface_schema::InterfaceSchema::packaged().unwrap();
+    let schema = skillbundle::interface::packaged_schema::InterfaceSchema::packaged().unwrap();
     let mut contents = bundle::contents(
         name,
         version,
         schema.digest(),
         &interfaces,
-        &skillbundle::pipeline::card_fragment(&checked.skills),
+        &skillbundle::build::pipeline::card_fragment(&checked.skills),
     );
     bundle::sign::sign(&mut contents, keys);
     let files: BTreeMap<String, Vec<u8>> = contents

@@ -102,7 +102,7 @@ pub fn read(path: &Path) -> String {
 }
 
 pub fn sha256_file(path: &Path) -> String {
-    skillbundle::digest::Digest::of_bytes(&std::fs::read(path).unwrap()).to_string()
+    skillbundle::wire::digest::Digest::of_bytes(&std::fs::read(path).unwrap()).to_string()
 }
 
 pub const ERC: &str = "skills/evaluate_resource_condition";
@@ -174,13 +174,13 @@ pub fn gzip_bomb_after(prefix: &[u8], bytes: u64) -> Vec<u8> {
 
 /// The example workspace built unsigned, opened as an agent does (with
 /// `--allow-unsigned` trust): for tests of what a loaded bundle serves.
-pub fn example_bundle() -> skillbundle::bundle::Bundle {
+pub fn example_bundle() -> skillbundle::agent::Bundle {
     let ws = workspace();
     let built = run(&["build", "."], ws.path());
     assert_eq!(built.status, 0, "{}", built.stderr);
     let path = ws.path().join("dist/example-network-skills-0.1.0.tar.gz");
-    let trust = skillbundle::bundle::TrustedKeys::new(vec![]).and_allow_unsigned();
-    skillbundle::bundle::Bundle::open_path(&path, &trust).unwrap()
+    let trust = skillbundle::agent::TrustedKeys::new(vec![]).and_allow_unsigned();
+    skillbundle::agent::Bundle::open_path(&path, &trust).unwrap()
 }
 
 pub mod crafted;

@@ -2,10 +2,12 @@
 //! example-skills and signed with a fixed key, and a few byte-editing helpers.
 #![allow(dead_code)]
 
-use skillbundle::bundle::{self, Bundle, TrustedKeys};
+use skillbundle::agent::{Bundle, TrustedKeys};
+
+use skillbundle::bundle;
 use skillbundle::interface::Document;
-use skillbundle::interface_schema::InterfaceSchema;
-use skillbundle::keys::SigningKeyPair;
+use skillbundle::interface::packaged_schema::InterfaceSchema;
+use skillbundle::crypto::keys::SigningKeyPair;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -28,7 +30,7 @@ pub fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../example-skills");
-        let checked = skillbundle::pipeline::check(&root);
+        let checked = skillbundle::build::pipeline::check(&root);
         assert!(
             checked.ok(),
             "example-skills must check: {:?}",
@@ -42,7 +44,7 @@ pub fn fixture() -> &'static Fixture {
             &ws.manifest.bundle.version,
             schema.digest(),
             &interfaces,
-            &skillbundle::pipeline::card_fragment(&checked.skills),
+            &skillbundle::build::pipeline::card_fragment(&checked.skills),
         );
         let key = SigningKeyPair::from_seed(&[7; 32]);
         bundle::sign::sign(&mut contents, std::slice::from_ref(&key));

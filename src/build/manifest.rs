@@ -1,0 +1,369 @@
+//! Manifests: `skillbundle.yaml` and `skills/<dir>/skill.yaml`, the vendor's contract.
+//!
+//! The field names here are a user contract (DESIGN.md), so they are declared once, as
+//! serde structs with `deny_unknown_fields`: a typo is an error with a "did you mean",
+//! never a silently ignored setting. Versions use [`Version`], so an unquoted `1.10`
+//! is refused. Every path a manifest names is checked to stay inside the workspace.
+
+use crate::finding::{Code, Finding, Location};
+use crate::wire::version::Version;
+use crate::wire::yaml::YamlError;
+use serde::Deserialize;
+use std::path::{Component, Path, PathBuf};
+
+/// The dialect every v1.0 Schema Reference uses unless a manifest says otherwise.
+pub const DEFAULT_DIALECT: &str = crate::schema::DRAFT_2020_12;
+
+/// `skillbundle.yaml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceManifest {
+    pub bundle: BundleId,
+    /// Skill directories, as paths or `*` patterns relative to the workspace.
+    /// Default: every `skills/*` directory that holds a `skill.yaml`.
+    #[serde(default)]
+    pub skills: Option<Vec<String>>,
+    /// Resource limits; omitted members keep their defaults.
+    #[serde(default)]
+    pub limits: crate::schema::limits::Limits,
+    /// The strict schema lint's settings (`lint: {allow_keywords: [...]}`).
+    #[serde(default)]
+    pub lint: crate::schema::lint::Config,
+    /// A skill without any example is an error (default: examples are optional).
+    #[serde(default)]
+    pub require_examples: bool,
+    /// Skills the lock records that this workspace removes on purpose. Removal breaks
+    /// every caller of the skill, so a recorded skill missing from the workspace is
+    /// refused (`skill_removed`) unless it is listed here.
+    #[serde(default)]
+    pub removed_skills: Vec<String>,
+}
+
+/// The bundle's name and version, which name the archive `<name>-<version>.tar.gz`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleId {
+    pub name: String,
+    pub version: String,
+}
+
+/// `skills/<dir>/skill.yaml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillManifest {
+    pub skill_id: String,
+    pub skill_version: Version,
+    pub card: CardFields,
+    pub input: SchemaSource,
+    pub output: SchemaSource,
+    #[serde(default)]
+    pub supporting_records: Vec<RecordSource>,
+    pub interaction: Interaction,
+    pub authority: Authority,
+}
+
+/// The A2A AgentSkill fields a vendor writes for a skill.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardFields {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub input_modes: Option<Vec<String>>,
+    #[serde(default)]
+    pub output_modes: Option<Vec<String>>,
+    /// The AgentSkill's `securityRequirements`: each entry maps security scheme names
+    /// (declared in the Agent Card's `securitySchemes`) to the scopes required, e.g.
+    /// `[{oauth: ["network:read"]}]`; any one entry suffices.
+    #[serde(default)]
+    pub security_requirements: Option<Vec<std::collections::BTreeMap<String, Vec<String>>>>,
+}
+
+/// Where a role's schema comes from and the identity it is published under.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemaSource {
+    pub file: String,
+    pub schema_uri: String,
+    pub version: Version,
+    #[serde(default)]
+    pub dialect: Option<String>,
+}
+
+/// A supporting-record schema: a kind plus a [`SchemaSource`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSource {
+    pub kind: String,
+    pub file: String,
+    pub schema_uri: String,
+    pub version: Version,
+    #[serde(default)]
+    pub dialect: Option<String>,
+}
+
+impl RecordSource {
+    pub fn source(&self) -> SchemaSource {
+        SchemaSource {
+            file: self.file.clone(),
+            schema_uri: self.schema_uri.clone(),
+            version: self.version,
+            dialect: self.dialect.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseMode {
+    Sync,
+    Stream,
+    Poll,
+    Push,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interaction {
+    pub supported_response_modes: Vec<ResponseMode>,
+    pub cancellable: bool,
+}
+
+/// The advertised default posture, ordered from least to most powerful.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DefaultMode {
+    ObserveOnly,
+    RecommendOnly,
+    Execute,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Authority {
+    pub default_mode: DefaultMode,
+    pub approval_may_be_required: bool,
+}
+
+/// The largest manifest (`skillbundle.yaml`, `skill.yaml`, an `.expect.yaml` sidecar)
+/// read, in bytes. Real ones are a few kilobytes; the bound is checked before the file is
+/// read, so a huge one costs neither memory nor parsing time.
+pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// Read and parse a manifest file; every problem becomes a finding on `display`.
+pub fn read<T: serde::de::DeserializeOwned>(path: &Path, display: &Path) -> Result<T, Finding> {
+    let io = |e: std::io::Error| {
+        Finding::at_file(Code::Io, format!("cannot read the manifest: {e}"), display)
+    };
+    if std::fs::metadata(path).map_err(io)?.len() > MAX_MANIFEST_BYTES {
+        return Err(Finding::at_file(
+            Code::ResourceLimitExceeded,
+            "the manifest is larger than the size limit for manifests",
+            display,
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| {
+        Finding::at_file(
+            Code::ManifestInvalid,
+            "the manifest is not UTF-8 text",
+            display,
+        )
+    })?;
+    crate::wire::yaml::from_str(text)
+        .map_err(|e| quote_as_written(yaml_finding(e, display, Code::ManifestInvalid), text))
+}
+
+/// For an unquoted version such as `1.10`, YAML hands over the float 1.1: suggest the
+/// quoted text as written, read back from the source at the finding's position.
+fn quote_as_written(mut finding: Finding, text: &str) -> Finding {
+    let (Some(line), Some(column)) = (finding.location.line, finding.location.column) else {
+        return finding;
+    };
+    if finding.code != Code::VersionInvalid || !finding.message.contains("read as a float") {
+        return finding;
+    }
+    let token: String = text
+        .lines()
+        .nth(line - 1)
+        .unwrap_or_default()
+        .chars()
+        .skip(column - 1)
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    if let Ok(version) = token.parse::<Version>() {
+        finding.message = format!(
+            "the unquoted number {token} is read as a float, which loses the version's text; quote it: \"{version}\""
+        );
+        finding = finding.with_help(format!("write \"{version}\" (with the quotes)"));
+    }
+    finding
+}
+
+/// Turn a YAML error into a finding, classifying version and limit errors.
+pub fn yaml_finding(e: YamlError, display: &Path, default: Code) -> Finding {
+    let mut location = Location::file(display);
+    location.line = e.line;
+    location.column = e.column;
+    let (code, mut message) = if e.limit {
+        (Code::ResourceLimitExceeded, e.message.clone())
+    } else if let Some(i) = e.message.find(crate::wire::version::ERROR_TAG) {
+        (
+            Code::VersionInvalid,
+            e.message[i + crate::wire::version::ERROR_TAG.len()..].to_string(),
+        )
+    } else {
+        (default, e.message.clone())
+    };
+    let mut finding = Finding::new(code, String::new(), location);
+    if let Some((field, expected)) = &e.unknown_field {
+        message = format!("unknown field `{field}`");
+        match did_you_mean(field, expected) {
+            Some(s) => finding = finding.with_help(format!("did you mean `{s}`?")),
+            None => {
+                finding = finding.with_help(format!("expected one of: {}", expected.join(", ")))
+            }
+        }
+    }
+    finding.message = message;
+    finding
+}
+
+/// The closest expected name to `word`, if it is close enough to be a likely typo.
+pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (levenshtein(word, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Names that end up in archive paths and file names: a conservative character set,
+/// so no manifest value can steer a bundle entry outside its folder. The builder applies
+/// it to `bundle.name` and `bundle.version` ([`crate::build::workspace`]), and loading a bundle
+/// applies the same function to what its manifest says ([`crate::agent::Bundle::open`]):
+/// a bundle names only files the builder could have written.
+pub fn is_safe_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && s.as_bytes()[0].is_ascii_alphanumeric()
+}
+
+/// The archive file name of bundle `name` at `version`: `<name>-<version>.tar.gz`.
+/// Both must satisfy [`is_safe_name`]; the result is then one file name component.
+pub fn archive_file_name(name: &str, version: &str) -> String {
+    format!("{name}-{version}.tar.gz")
+}
+
+/// Resolve `relative` (as written in a manifest in `base_dir`) to a real file inside
+/// `root`. `..` components and absolute paths are refused outright; symlinks are
+/// followed and must still land inside the workspace.
+pub fn resolve_inside(root: &Path, base_dir: &Path, relative: &str) -> Result<PathBuf, String> {
+    let rel = Path::new(relative);
+    if relative.is_empty() {
+        return Err("the path is empty".into());
+    }
+    for c in rel.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(format!(
+                    "{relative:?} uses `..`; paths must stay inside the workspace"
+                ))
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{relative:?} is absolute; write a path relative to the skill directory"
+                ))
+            }
+        }
+    }
+    let joined = base_dir.join(rel);
+    let real = joined
+        .canonicalize()
+        .map_err(|e| format!("{relative:?} cannot be opened: {e}"))?;
+    let real_root = root
+        .canonicalize()
+        .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
+    if !real.starts_with(&real_root) {
+        return Err(format!(
+            "{relative:?} resolves (through a symbolic link) to {}, outside the workspace",
+            real.display()
+        ));
+    }
+    if !real.is_file() {
+        return Err(format!("{relative:?} is not a regular file"));
+    }
+    Ok(real)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names() {
+        let fields = ["skill_id", "skill_version", "card", "input", "output"];
+        assert_eq!(
+            did_you_mean("skill_verison", &fields),
+            Some("skill_version")
+        );
+        assert_eq!(did_you_mean("ouput", &fields), Some("output"));
+        assert_eq!(did_you_mean("zzzzzzzz", &fields), None);
+    }
+
+    #[test]
+    fn safe_names() {
+        assert!(is_safe_name("evaluate_resource_condition"));
+        assert!(is_safe_name("net-skills.v2"));
+        assert!(!is_safe_name("../x"));
+        assert!(!is_safe_name(".hidden"));
+        assert!(!is_safe_name("a/b"));
+        assert!(!is_safe_name(""));
+    }
+
+    #[test]
+    fn paths_stay_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("skills/a")).unwrap();
+        std::fs::write(root.join("skills/a/s.json"), "{}").unwrap();
+        let base = root.join("skills/a");
+        assert!(resolve_inside(root, &base, "s.json").is_ok());
+        assert!(resolve_inside(root, &base, "../a/s.json")
+            .unwrap_err()
+            .contains(".."));
+        assert!(resolve_inside(root, &base, "/etc/passwd")
+            .unwrap_err()
+            .contains("absolute"));
+        #[cfg(unix)]
+        {
+            let outside = tempfile::NamedTempFile::new().unwrap();
+            std::os::unix::fs::symlink(outside.path(), base.join("link.json")).unwrap();
+            assert!(resolve_inside(root, &base, "link.json")
+                .unwrap_err()
+                .contains("outside the workspace"));
+        }
+    }
+}

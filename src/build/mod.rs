@@ -1,0 +1,15 @@
+//! The authoring side: a vendor's workspace in, checked skills and a bundle out.
+//!
+//! Draft "Schema Publication and Packaging", Vendor release artifacts: a release
+//! pipeline "validate[s] all schemas; test[s] representative inputs and outputs against
+//! them; assign[s] stable schema URIs and versions; compute[s] schema digests" and
+//! produces a bundle manifest. The manifests and workspace are read here, the pipeline
+//! runs every check, and the scaffold makes a new workspace that passes them.
+
+pub mod checked_skill;
+pub mod examples;
+pub mod manifest;
+pub mod pipeline;
+pub mod scaffold;
+pub mod shared_schemas;
+pub mod workspace;
