@@ -99,10 +99,7 @@ fn normalized(mut message: Message) -> Message {
 fn skill_of_history(bundle: &crate::agent::Bundle, task: &Task) -> Option<String> {
     let first = task.history.as_ref()?.first()?;
     first.parts.iter().find_map(|p| match &p.content {
-        PartContent::Data(v) => bundle
-            .requested_skill(v)
-            .filter(|s| *s != DESCRIBE_SKILL)
-            .map(str::to_string),
+        PartContent::Data(v) => bundle.invoked_skill(v).map(str::to_string),
         _ => None,
     })
 }

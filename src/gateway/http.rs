@@ -5,7 +5,8 @@
 //! - a concurrency limit (beyond it, 503 at once: a gateway sheds load rather than
 //!   queue without bound);
 //! - the raw-body guard: the body is read at most [`RequestLimits::max_body_bytes`] of
-//!   it, then by the library's strict I-JSON reader ([`crate::wire::json::parse_with_limits`]:
+//!   it, then by the library's strict I-JSON reader ([`crate::agent::body`], the Python
+//!   request guard's:
 //!   UTF-8 only, no duplicate members, integers within ±(2^53−1), nesting and value
 //!   limits) before the SDK parses it, so the request checked is the request forwarded
 //!   (draft "Security Considerations"; the Python request guard's rules). A body that is
@@ -23,6 +24,7 @@
 //!   repeated back ([`fixed_message`]).
 
 use super::state::{Gateway, RequestLimits};
+use crate::agent::body::{self, BodyFault, BodyLimits};
 use crate::card::a2a::EXTENSION_URI;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -194,6 +196,17 @@ fn refuse(jsonrpc: bool, limit: bool, message: &str) -> Response {
         .into_response()
 }
 
+/// A body refused by the library's reader ([`body::check_body`]), in the binding's form.
+fn refuse_body(g: &Guarding, jsonrpc: bool, fault: &BodyFault) -> Response {
+    let limit = matches!(fault, BodyFault::Limit(_));
+    g.gateway.metrics.refusal(if limit {
+        "resource_limit_exceeded"
+    } else {
+        "parse_error"
+    });
+    refuse(jsonrpc, limit, fault.message())
+}
+
 /// The concurrency limit and the raw-body guard (see the module documentation).
 async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Response {
     let Ok(_permit) = g.permits.clone().try_acquire_owned() else {
@@ -224,48 +237,35 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
         g.gateway.metrics.request(binding, name);
         return scrub(next.run(request).await, false).await;
     }
-    let max = g.limits.max_body_bytes;
-    let too_large = format!("the request body is larger than this agent accepts ({max} bytes)");
+    let limits = BodyLimits {
+        max_body_bytes: g.limits.max_body_bytes,
+        max_depth: g.limits.max_depth,
+        max_values: g.limits.max_values,
+    };
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
-        g.gateway.metrics.refusal("resource_limit_exceeded");
-        return refuse(jsonrpc, true, &too_large);
+    if declared.is_some_and(|n| n > limits.max_body_bytes as u64) {
+        return refuse_body(&g, jsonrpc, &body::too_large(&limits));
     }
-    let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, max).await {
+    let (parts, request_body) = request.into_parts();
+    let bytes: Bytes = match axum::body::to_bytes(request_body, limits.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            g.gateway.metrics.refusal("resource_limit_exceeded");
-            return refuse(jsonrpc, true, &too_large);
-        }
+        Err(_) => return refuse_body(&g, jsonrpc, &body::too_large(&limits)),
     };
-    let parsed =
-        crate::wire::json::parse_with_limits(&bytes, g.limits.max_depth, g.limits.max_values);
-    let value = match parsed {
-        Ok(v) => v,
-        Err(e) => {
-            let at = format!("line {}, column {}", e.line, e.column);
-            return if e.limit {
-                g.gateway.metrics.refusal("resource_limit_exceeded");
-                refuse(
-                    jsonrpc,
-                    true,
-                    &format!("the request body nests deeper or holds more values than this agent accepts (at {at})"),
-                )
-            } else {
-                g.gateway.metrics.refusal("parse_error");
-                refuse(
-                    jsonrpc,
-                    false,
-                    &format!("the request body is not I-JSON: UTF-8 text of one JSON value, no repeated member names, integers within ±(2^53−1) (at {at})"),
-                )
-            };
-        }
-    };
+    // The library's reader, once; on a refusal, the library's wording of it.
+    let value =
+        match crate::wire::json::parse_with_limits(&bytes, limits.max_depth, limits.max_values) {
+            Ok(v) => v,
+            Err(_) => {
+                let fault = body::check_body(&bytes, &limits)
+                    .err()
+                    .unwrap_or_else(|| body::too_large(&limits));
+                return refuse_body(&g, jsonrpc, &fault);
+            }
+        };
     let (binding, name) = operation(&method, &path, Some(&value));
     g.gateway.metrics.request(binding, name);
     scrub(

@@ -8,6 +8,7 @@ use super::log::{Log, LogRecord};
 use super::metrics::Metrics;
 use super::tasks::TaskIndex;
 use super::upstream::{self, Upstream, UpstreamLimits};
+use crate::agent::body::BodyLimits;
 use crate::agent::task::Limits as TaskLimits;
 use crate::agent::{Bundle, TrustedKeys};
 use crate::finding::{Code, Finding, Location};
@@ -32,9 +33,9 @@ pub struct RequestLimits {
 impl Default for RequestLimits {
     fn default() -> Self {
         RequestLimits {
-            max_body_bytes: 1 << 20,
-            max_depth: 64,
-            max_values: 20_000,
+            max_body_bytes: BodyLimits::DEFAULT_MAX_BODY_BYTES,
+            max_depth: BodyLimits::DEFAULT_MAX_DEPTH,
+            max_values: BodyLimits::DEFAULT_MAX_VALUES,
             max_concurrency: 256,
         }
     }

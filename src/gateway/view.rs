@@ -11,7 +11,7 @@
 //! event) and a whole Task (SendMessage, GetTask, ListTasks, CancelTask: its Artifacts and
 //! status fed as events, in order), so every path shows the same Task.
 
-use crate::agent::task::{Limits, TaskGuard, Verdict};
+use crate::agent::task::{Limits, State, TaskGuard, Verdict};
 use crate::agent::Bundle;
 use crate::interface::condition::ErrorObject;
 use a2a_types::{
@@ -95,17 +95,7 @@ pub fn status(state: TaskState, message: Option<Message>) -> TaskStatus {
 }
 
 fn wire_state(state: &TaskState) -> &'static str {
-    match state {
-        TaskState::Unspecified => "TASK_STATE_UNSPECIFIED",
-        TaskState::Submitted => "TASK_STATE_SUBMITTED",
-        TaskState::Working => "TASK_STATE_WORKING",
-        TaskState::Completed => "TASK_STATE_COMPLETED",
-        TaskState::Failed => "TASK_STATE_FAILED",
-        TaskState::Canceled => "TASK_STATE_CANCELED",
-        TaskState::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-        TaskState::Rejected => "TASK_STATE_REJECTED",
-        TaskState::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
-    }
+    State::from_task_state(state).map_or("TASK_STATE_UNSPECIFIED", State::wire_name)
 }
 
 impl TaskView {
