@@ -106,7 +106,7 @@ impl Bundle {
     /// `metadata` is the Message's metadata (routing hints), `activated` whether the
     /// request activated the extension, `task` the Task it is sent into, if any.
     pub fn route_message<'a>(
-        &self,
+        &'a self,
         parts: &[Part<'a>],
         metadata: Option<&Value>,
         activated: bool,

@@ -64,6 +64,129 @@ pub enum Request<'a> {
     },
 }
 
+/// A member of a skill request object, as the checks before the arguments see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Member<'a> {
+    Absent,
+    /// A string member, by its value.
+    Str(&'a str),
+    /// Present, but not a string.
+    Other,
+}
+
+impl<'a> Member<'a> {
+    fn of(value: Option<&'a Value>) -> Self {
+        match value {
+            None => Member::Absent,
+            Some(Value::String(s)) => Member::Str(s),
+            Some(_) => Member::Other,
+        }
+    }
+}
+
+/// What [`Bundle::admit`] reads of a skill request object: everything but the
+/// arguments' content. A binding that holds the request as its own objects (Python's
+/// dicts) fills it in from them, so that the arguments can be validated where they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestHead<'a> {
+    pub skill: Member<'a>,
+    pub skill_version: Member<'a>,
+    pub interface_digest: Member<'a>,
+    /// Whether an `arguments` member is present (of whatever type).
+    pub has_arguments: bool,
+    /// Whether any member other than [`REQUEST_MEMBERS`] is present.
+    pub extra_member: bool,
+}
+
+impl<'a> RequestHead<'a> {
+    /// The head of a request held as a JSON value; `None` when it is not an object.
+    pub fn of(request: &'a Value) -> Option<Self> {
+        let members = request.as_object()?;
+        Some(RequestHead {
+            skill: Member::of(members.get("skill")),
+            skill_version: Member::of(members.get("skill_version")),
+            interface_digest: Member::of(members.get("interface_digest")),
+            has_arguments: members.contains_key("arguments"),
+            extra_member: members
+                .keys()
+                .any(|k| !REQUEST_MEMBERS.contains(&k.as_str())),
+        })
+    }
+}
+
+/// A request [`Bundle::admit`] let through to its arguments.
+pub enum Admitted<'b> {
+    /// describe_skill: [`Bundle::check_describe`] checks its arguments.
+    Describe,
+    /// A domain skill whose version and digest are the active ones: its arguments are
+    /// validated against its input_schema ([`Input`]).
+    Invoke(Input<'b>),
+}
+
+/// The input_schema an admitted domain-skill request's arguments must conform to.
+pub struct Input<'b> {
+    skill: &'b LoadedSkill,
+}
+
+impl<'b> Input<'b> {
+    /// The skill the request invokes.
+    pub fn skill_id(&self) -> &'b str {
+        &self.skill.document.skill_id
+    }
+
+    /// The skill's active Skill Interface Document.
+    pub fn document(&self) -> &'b Document {
+        &self.skill.document
+    }
+
+    /// Validate arguments held as a JSON value (`input_invalid`, or
+    /// `resource_limit_exceeded` when nested too deep).
+    pub fn validate(&self, arguments: &Value) -> Result<(), ErrorObject> {
+        validate(
+            self.skill.input(),
+            arguments,
+            Condition::InputInvalid,
+            Detected::BeforeAcceptance,
+            || self.summary(),
+        )
+    }
+
+    /// The input_schema compiled for Python objects read in place; the error is the one
+    /// [`Input::validate`] gives for a schema that does not compile.
+    #[cfg(feature = "python")]
+    pub fn python_validator(
+        &self,
+    ) -> Result<&'b jsonschema::Validator<jsonschema::json::Pyo3>, ErrorObject> {
+        self.skill
+            .input()
+            .python_validator()
+            .map_err(|_| uncompiled(Detected::BeforeAcceptance))
+    }
+
+    /// The verdict on arguments a validator of the input_schema judged elsewhere (a
+    /// binding's [`Input::python_validator`]): its errors, none when they are valid, make
+    /// the same `input_invalid` error object [`Input::validate`] makes.
+    pub fn verdict<'i>(
+        &self,
+        errors: impl Iterator<Item = jsonschema::ValidationError<'i>>,
+    ) -> Result<(), ErrorObject> {
+        refusal(
+            errors,
+            Condition::InputInvalid,
+            Detected::BeforeAcceptance,
+            || self.summary(),
+        )
+    }
+
+    fn summary(&self) -> String {
+        let d = &self.skill.document;
+        format!(
+            "the arguments do not conform to the input_schema of {} {}",
+            d.skill_id, d.skill_version
+        )
+    }
+}
+
 impl Bundle {
     /// The schema-interface extension for the Agent Card's `capabilities.extensions`, as
     /// the bundle signs it: `interface_version` and each skill's binding. The card merge
@@ -123,15 +246,41 @@ impl Bundle {
     /// `skill_not_advertised`), and a describe_skill request for `describe_skill` itself.
     /// No message repeats anything the caller sent: member names and values appear only
     /// as JSON Pointers in `details`.
-    pub fn check_request<'a>(&self, request: &'a Value) -> Result<Request<'a>, ErrorObject> {
+    ///
+    /// The checks before the arguments are [`Bundle::admit`]'s, which a language binding
+    /// calls itself to validate arguments it holds as its own objects ([`Admitted`]).
+    pub fn check_request<'a>(&'a self, request: &'a Value) -> Result<Request<'a>, ErrorObject> {
+        let head = RequestHead::of(request);
+        match self.admit(head.as_ref())? {
+            Admitted::Describe => {
+                let skill_id = self.check_describe(request.get("arguments"))?;
+                Ok(Request::Describe { skill_id })
+            }
+            Admitted::Invoke(input) => {
+                // admit() saw the member.
+                let arguments = &request["arguments"];
+                input.validate(arguments)?;
+                Ok(Request::Invoke {
+                    skill_id: input.skill_id(),
+                    arguments,
+                })
+            }
+        }
+    }
+
+    /// The checks of a skill request object that come before its arguments
+    /// ([`Bundle::check_request`] has the order and the rules); `head` is `None` when the
+    /// request is not a JSON object. A describe_skill request's arguments are then
+    /// checked by [`Bundle::check_describe`], a domain skill's by [`Input`].
+    pub fn admit(&self, head: Option<&RequestHead<'_>>) -> Result<Admitted<'_>, ErrorObject> {
         let stage = Detected::BeforeAcceptance;
         let refuse = |message: &str| Err(ErrorObject::new(Condition::InputInvalid, stage, message));
-        let Some(members) = request.as_object() else {
+        let Some(head) = head else {
             return refuse(
                 "the request is not a skill request object: the Data Part's data must be a JSON object",
             );
         };
-        let Some(skill_id) = members.get("skill").and_then(Value::as_str) else {
+        let Member::Str(skill_id) = head.skill else {
             return refuse(
                 "the request is not a skill request object: it has no string \"skill\" member",
             );
@@ -141,28 +290,24 @@ impl Bundle {
                 "the skill request object has a member other than skill, skill_version, interface_digest and arguments",
             )
         };
-        let has_extra = members
-            .keys()
-            .any(|k| !REQUEST_MEMBERS.contains(&k.as_str()));
         if skill_id == DESCRIBE_SKILL {
-            if has_extra {
+            if head.extra_member {
                 return extra();
             }
-            if members.contains_key("skill_version") || members.contains_key("interface_digest") {
+            if head.skill_version != Member::Absent || head.interface_digest != Member::Absent {
                 return refuse(
                     "a describe_skill request carries no skill_version or interface_digest: interface version 1.0 defines no version negotiation",
                 );
             }
-            let target = describe_arguments(request.get("arguments"))?;
-            self.skill(target, stage)?;
-            return Ok(Request::Describe { skill_id: target });
+            return Ok(Admitted::Describe);
         }
         let skill = self.skill(skill_id, stage)?;
         let active = &skill.document;
-        let version = request.get("skill_version").and_then(Value::as_str);
-        let digest = request.get("interface_digest").and_then(Value::as_str);
-        let active_version = active.skill_version.to_string();
-        if version != Some(active_version.as_str()) || digest != Some(active.digest.as_str()) {
+        let version_matches = match head.skill_version {
+            Member::Str(v) => displays_as(&active.skill_version, v),
+            _ => false,
+        };
+        if !version_matches || head.interface_digest != Member::Str(active.digest.as_str()) {
             return Err(ErrorObject::new(
                 Condition::InterfaceMismatch,
                 stage,
@@ -175,30 +320,24 @@ impl Bundle {
         }
         // After interface_mismatch: a request built against a stale interface is always
         // reported as such, whatever else is wrong with it.
-        if has_extra {
+        if head.extra_member {
             return extra();
         }
-        let Some(arguments) = request.get("arguments") else {
+        if !head.has_arguments {
             return refuse(
                 "the request has no \"arguments\" member: the complete domain input is required",
             );
-        };
-        validate(
-            skill.input(),
-            arguments,
-            Condition::InputInvalid,
-            stage,
-            || {
-                format!(
-                    "the arguments do not conform to the input_schema of {} {}",
-                    active.skill_id, active.skill_version
-                )
-            },
-        )?;
-        Ok(Request::Invoke {
-            skill_id,
-            arguments,
-        })
+        }
+        Ok(Admitted::Invoke(Input { skill }))
+    }
+
+    /// The skill_id of an admitted describe_skill request's `arguments`, which must be
+    /// exactly `{"skill_id": <string>}` naming a schema-governed skill this agent
+    /// advertises.
+    pub fn check_describe<'a>(&self, arguments: Option<&'a Value>) -> Result<&'a str, ErrorObject> {
+        let target = describe_arguments(arguments)?;
+        self.skill(target, Detected::BeforeAcceptance)?;
+        Ok(target)
     }
 
     /// Check a request with the routing hints of the A2A capability-descriptors proposal,
@@ -212,7 +351,7 @@ impl Bundle {
     /// `input_invalid`. Then the request is checked as [`Bundle::check_request`] does.
     /// Messages repeat none of the hints' values.
     pub fn check_message<'a>(
-        &self,
+        &'a self,
         request: &'a Value,
         metadata: Option<&Value>,
     ) -> Result<Request<'a>, ErrorObject> {
@@ -413,15 +552,9 @@ pub(crate) fn validate(
 ) -> Result<(), ErrorObject> {
     // Compiled here on first use. Governance proved it compiles, so the error is not
     // expected; were it to happen, the schema is what is defective, not the instance.
-    let validator = schema.validator().map_err(|_| {
-        ErrorObject::new(
-            Condition::InterfaceInvalid,
-            stage,
-            "the schema this value is checked against could not be compiled",
-        )
-    })?;
+    let validator = schema.validator().map_err(|_| uncompiled(stage))?;
     let max = crate::schema::validator::MAX_NESTING;
-    let mut errors = validator.evaluate(instance).map_err(|at| {
+    let errors = validator.evaluate(instance).map_err(|at| {
         ErrorObject::new(
             Condition::ResourceLimitExceeded,
             stage,
@@ -437,6 +570,45 @@ pub(crate) fn validate(
             actual: None,
         }])
     })?;
+    refusal(errors, code, stage, summary)
+}
+
+/// Whether `value` displays as exactly `text`, without writing it out (this is on the
+/// path of every request).
+fn displays_as(value: &impl std::fmt::Display, text: &str) -> bool {
+    struct Prefix<'t>(&'t str);
+    impl std::fmt::Write for Prefix<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            match self.0.strip_prefix(s) {
+                Some(rest) => {
+                    self.0 = rest;
+                    Ok(())
+                }
+                None => Err(std::fmt::Error),
+            }
+        }
+    }
+    let mut rest = Prefix(text);
+    std::fmt::write(&mut rest, format_args!("{value}")).is_ok() && rest.0.is_empty()
+}
+
+/// A schema that does not compile: the schema is what is defective, not the instance.
+fn uncompiled(stage: Detected) -> ErrorObject {
+    ErrorObject::new(
+        Condition::InterfaceInvalid,
+        stage,
+        "the schema this value is checked against could not be compiled",
+    )
+}
+
+/// The error object for a validator's errors (`code`, up to [`MAX_DETAILS`] details), or
+/// `Ok` when there are none: one shape whatever representation the value was read in.
+fn refusal<'i>(
+    mut errors: impl Iterator<Item = jsonschema::ValidationError<'i>>,
+    code: Condition,
+    stage: Detected,
+    summary: impl FnOnce() -> String,
+) -> Result<(), ErrorObject> {
     let Some(first) = errors.next() else {
         return Ok(());
     };

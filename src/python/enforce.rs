@@ -18,9 +18,10 @@ use super::value;
 use crate::agent::message::{ExistingTask, Part, Policy, Refusal, Route};
 use crate::agent::task::Verdict;
 use crate::agent::Bundle;
-use crate::agent::Request;
+use crate::agent::{Input, Member, Request, RequestHead, REQUEST_MEMBERS};
 use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
@@ -277,4 +278,86 @@ pub fn domain_refusal(bundle: &Bundle, code: &str, message: &str) -> Option<Erro
         .copied()
         .find(|c| c.as_str() == code)
         .and_then(|c| bundle.domain_refusal(c, message))
+}
+
+/// The members of a skill request object held as a Python `dict` (exact, as
+/// [`value::check`] admits), read from the dict's own storage for [`Bundle::admit`].
+pub struct RequestMembers<'py> {
+    skill: Option<Bound<'py, PyAny>>,
+    skill_version: Option<Bound<'py, PyAny>>,
+    interface_digest: Option<Bound<'py, PyAny>>,
+    pub arguments: Option<Bound<'py, PyAny>>,
+    extra_member: bool,
+}
+
+impl<'py> RequestMembers<'py> {
+    pub fn read(dict: &Bound<'py, PyDict>) -> PyResult<Self> {
+        let py = dict.py();
+        let skill = dict.get_item(intern!(py, "skill"))?;
+        let skill_version = dict.get_item(intern!(py, "skill_version"))?;
+        let interface_digest = dict.get_item(intern!(py, "interface_digest"))?;
+        let arguments = dict.get_item(intern!(py, "arguments"))?;
+        let known = [&skill, &skill_version, &interface_digest, &arguments]
+            .iter()
+            .filter(|m| m.is_some())
+            .count();
+        debug_assert_eq!(REQUEST_MEMBERS.len(), 4);
+        Ok(RequestMembers {
+            skill,
+            skill_version,
+            interface_digest,
+            arguments,
+            // Keys are exact str (value::check): any member beyond the known ones is extra.
+            extra_member: dict.len() > known,
+        })
+    }
+
+    /// The `skill` (a `str`) and `arguments` members of a request [`Bundle::admit`]
+    /// admitted as an invocation.
+    pub fn invocation(self) -> Option<(Bound<'py, PyString>, Bound<'py, PyAny>)> {
+        let skill = self.skill?.cast_into::<PyString>().ok()?;
+        Some((skill, self.arguments?))
+    }
+
+    /// The head [`Bundle::admit`] judges, borrowing the members' text.
+    pub fn head(&self) -> RequestHead<'_> {
+        fn member<'a>(m: &'a Option<Bound<'_, PyAny>>) -> Member<'a> {
+            match m {
+                None => Member::Absent,
+                Some(v) => match v.cast::<PyString>() {
+                    // A lone surrogate was refused by value::check.
+                    Ok(s) => s.to_str().map_or(Member::Other, Member::Str),
+                    Err(_) => Member::Other,
+                },
+            }
+        }
+        RequestHead {
+            skill: member(&self.skill),
+            skill_version: member(&self.skill_version),
+            interface_digest: member(&self.interface_digest),
+            has_arguments: self.arguments.is_some(),
+            extra_member: self.extra_member,
+        }
+    }
+}
+
+/// Validate arguments held as Python objects against an admitted request's input_schema,
+/// in place: the verdict [`Input::verdict`] gives on the validator's errors. The objects
+/// must have passed [`value::check`] (exact types, I-JSON numbers, bounded depth), so the
+/// validator reads nothing it would judge differently from the same value as JSON.
+/// `Err` only for a failure of Python itself while reading them.
+pub fn validate_arguments(
+    input: &Input<'_>,
+    arguments: &Bound<'_, PyAny>,
+) -> PyResult<Result<(), ErrorObject>> {
+    let validator = match input.python_validator() {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(e)),
+    };
+    let node = arguments.as_borrowed();
+    // The common case first: `is_valid` builds no errors.
+    if jsonschema::json::inspect(node, false, || validator.is_valid(node))? {
+        return Ok(Ok(()));
+    }
+    jsonschema::json::inspect(node, false, || input.verdict(validator.iter_errors(node)))
 }

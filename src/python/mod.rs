@@ -21,7 +21,7 @@ pub mod value;
 
 use crate::agent::body::BodyLimits;
 use crate::agent::task::{Limits, State, TaskGuard, RESULT_OBJECT_RESULT, RESULT_OBJECT_SKILL};
-use crate::agent::Request;
+use crate::agent::Admitted;
 use crate::agent::{Bundle, TrustedKeys};
 use crate::card::a2a::{self, EXTENSION_URI};
 use crate::crypto::keys::{self, KeyError, PublicKey};
@@ -144,8 +144,10 @@ impl PyDescribe {
 /// `arguments` is the caller's own object (not a copy).
 #[pyclass(frozen, module = "skillbundle", name = "Invoke")]
 pub struct PyInvoke {
+    /// The caller's own `str` (made by `check_request` from the request's `skill`
+    /// member, which it equals): no copy on the path of every request.
     #[pyo3(get)]
-    skill_id: String,
+    skill_id: Py<PyString>,
     #[pyo3(get)]
     arguments: Py<PyAny>,
 }
@@ -153,9 +155,9 @@ pub struct PyInvoke {
 #[pymethods]
 impl PyInvoke {
     #[new]
-    fn new(skill_id: String, arguments: Py<PyAny>) -> Self {
+    fn new(skill_id: Bound<'_, PyString>, arguments: Py<PyAny>) -> Self {
         PyInvoke {
-            skill_id,
+            skill_id: skill_id.unbind(),
             arguments,
         }
     }
@@ -168,7 +170,7 @@ impl PyInvoke {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "Invoke(skill_id={:?}, arguments={})",
-            self.skill_id,
+            self.skill_id.bind(py).to_cow()?,
             self.arguments.bind(py).repr()?
         ))
     }
@@ -178,7 +180,8 @@ impl PyInvoke {
             return Ok(false);
         };
         let o = o.get();
-        Ok(o.skill_id == self.skill_id && o.arguments.bind(py).eq(self.arguments.bind(py))?)
+        Ok(o.skill_id.bind(py).as_any().eq(self.skill_id.bind(py))?
+            && o.arguments.bind(py).eq(self.arguments.bind(py))?)
     }
 }
 
@@ -546,6 +549,12 @@ impl PyBundle {
 
     /// Check a skill request object (the request Message's Data Part value): returns
     /// `Describe` or `Invoke`, or raises `InterfaceError`.
+    ///
+    /// The request is checked by the I-JSON rules without being copied
+    /// ([`value::check`]), admitted by [`Bundle::admit`] on the members read from the
+    /// dict's own storage, and its arguments validated where they are by the
+    /// input_schema's validator for Python objects; the GIL stays held, since that
+    /// validator reads the objects themselves.
     fn check_request<'py>(
         &self,
         py: Python<'py>,
@@ -554,43 +563,52 @@ impl PyBundle {
         let stage = Detected::BeforeAcceptance;
         // Like every input_invalid detail, the pointer of a value that is not I-JSON is
         // relative to `arguments` (enforce::refused_request).
-        let request = value::to_json(data, MAX_DEPTH).map_err(|r| {
+        value::check(data, MAX_DEPTH).map_err(|r| {
             if r.why.is_type_error() {
                 refused_value(py, r, Condition::InputInvalid, stage, "the request")
             } else {
                 interface_error(py, &enforce::refused_request(r))
             }
         })?;
-        // The arguments object handed back is the one just converted: read from the
-        // dict's own storage (the conversion admits no subclass, so no `__getitem__`
-        // of the caller's runs), before the GIL is released.
-        let arguments = data
-            .cast_exact::<PyDict>()
-            .ok()
-            .and_then(|d| d.get_item("arguments").ok().flatten());
-        let checked = py.detach(|| {
-            self.bundle.check_request(&request).map(|r| match r {
-                Request::Describe { skill_id } => (true, skill_id.to_string()),
-                Request::Invoke { skill_id, .. } => (false, skill_id.to_string()),
-            })
-        });
-        match checked {
-            Ok((true, skill_id)) => Ok(Bound::new(py, PyDescribe { skill_id })?.into_any()),
-            Ok((false, skill_id)) => {
-                // The caller's own arguments object: validated, never copied back.
-                let arguments = arguments
-                    .ok_or_else(|| PyValueError::new_err("the request has no arguments"))?
-                    .unbind();
+        // The walk admitted exact dicts only, so no `__getitem__` of the caller's runs.
+        let dict = data.cast_exact::<PyDict>().ok();
+        let members = dict.map(enforce::RequestMembers::read).transpose()?;
+        let head = members.as_ref().map(enforce::RequestMembers::head);
+        let refuse = |e: ErrorObject| interface_error(py, &e);
+        match self.bundle.admit(head.as_ref()).map_err(refuse)? {
+            Admitted::Describe => {
+                let arguments = members
+                    .as_ref()
+                    .and_then(|m| m.arguments.as_ref())
+                    .map(|a| value::to_json(a, MAX_DEPTH))
+                    .transpose()
+                    .map_err(|mut r| {
+                        r.pointer.insert_str(0, "/arguments");
+                        refuse(enforce::refused_request(r))
+                    })?;
+                let skill_id = self
+                    .bundle
+                    .check_describe(arguments.as_ref())
+                    .map_err(refuse)?
+                    .to_string();
+                Ok(Bound::new(py, PyDescribe { skill_id })?.into_any())
+            }
+            Admitted::Invoke(input) => {
+                let (skill_id, arguments) =
+                    members
+                        .and_then(enforce::RequestMembers::invocation)
+                        .ok_or_else(|| PyValueError::new_err("the request has no arguments"))?;
+                enforce::validate_arguments(&input, &arguments)?.map_err(refuse)?;
+                // The caller's own objects: validated, never copied.
                 Ok(Bound::new(
                     py,
                     PyInvoke {
-                        skill_id,
-                        arguments,
+                        skill_id: skill_id.unbind(),
+                        arguments: arguments.unbind(),
                     },
                 )?
                 .into_any())
             }
-            Err(e) => Err(interface_error(py, &e)),
         }
     }
 

@@ -14,12 +14,16 @@
 //! value the agent's code later reads could differ. With exact types what is converted
 //! here is what every later reader sees.
 //!
-//! The conversion walks the object once and builds the `serde_json::Value` directly: a
-//! large request is copied exactly once on its way into the validator.
+//! [`check`] applies the rules without copying anything: a request's arguments are then
+//! validated where they are (the input_schema's validator reads Python objects in place,
+//! [`crate::schema::validator::Governed::python_validator`]), and never copied at all.
+//! [`to_json`] applies the same rules while it builds a `serde_json::Value`, for values
+//! the library must hold (a result, a record, an Agent Card).
 
 use crate::wire::pointer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::{ffi, Borrowed};
 use serde_json::{Map, Number, Value};
 
 /// The largest integer I-JSON allows (2^53 − 1).
@@ -72,15 +76,252 @@ pub struct Refused {
 /// Convert a Python object to a JSON value, refusing what I-JSON refuses. Values nested
 /// more than `max_depth` levels are refused rather than recursed into.
 pub fn to_json(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<Value, Refused> {
-    convert(obj, 0, max_depth).map_err(|(mut tokens, why)| {
-        tokens.reverse();
-        let mut pointer = String::new();
-        for t in tokens {
-            pointer.push('/');
-            pointer.push_str(&pointer::escape(&t));
+    convert(obj, 0, max_depth).map_err(refused)
+}
+
+/// Check that a Python object is a JSON value under the rules [`to_json`] applies, without
+/// converting it: the same refusals, with the same pointers. Containers nested more than
+/// `max_depth` levels are refused rather than recursed into.
+///
+/// This is on the path of every request, so it reads the objects through the C API with
+/// borrowed references: no reference count is touched and nothing is allocated unless a
+/// value is refused (a walk through pyo3's owned handles cost about 25 ns per value, more
+/// than validating it). What makes the borrowed references sound: the walk holds the GIL
+/// and runs no Python code (exact built-in types only, whose type checks, `PyDict_Next`,
+/// item access, UTF-8 view and number reads call no method of the caller's), so no
+/// container it reads can change under it.
+pub fn check(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<(), Refused> {
+    let mut walker = Walker {
+        py: obj.py(),
+        types: Types::get(),
+        admitted: [std::ptr::null_mut(); ADMITTED_SLOTS],
+    };
+    // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
+    unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }.map_err(refused)
+}
+
+/// Slots of [`Walker::admitted`] (a power of two).
+const ADMITTED_SLOTS: usize = 64;
+
+fn refused((mut tokens, why): Failure) -> Refused {
+    tokens.reverse();
+    let mut pointer = String::new();
+    for t in tokens {
+        pointer.push('/');
+        pointer.push_str(&pointer::escape(&t));
+    }
+    Refused { pointer, why }
+}
+
+/// The exact types [`check`] admits.
+struct Types {
+    dict: *mut ffi::PyTypeObject,
+    list: *mut ffi::PyTypeObject,
+    tuple: *mut ffi::PyTypeObject,
+    str_: *mut ffi::PyTypeObject,
+    int: *mut ffi::PyTypeObject,
+    float: *mut ffi::PyTypeObject,
+    bool_: *mut ffi::PyTypeObject,
+}
+
+impl Types {
+    fn get() -> Self {
+        // Only the addresses of the interpreter's static type objects are taken.
+        Types {
+            dict: &raw mut ffi::PyDict_Type,
+            list: &raw mut ffi::PyList_Type,
+            tuple: &raw mut ffi::PyTuple_Type,
+            str_: &raw mut ffi::PyUnicode_Type,
+            int: &raw mut ffi::PyLong_Type,
+            float: &raw mut ffi::PyFloat_Type,
+            bool_: &raw mut ffi::PyBool_Type,
         }
-        Refused { pointer, why }
-    })
+    }
+}
+
+/// Whether an exact `str` has a UTF-8 form (holds no lone surrogate). CPython makes the
+/// form once and keeps it with the object (for ASCII text it is the text itself).
+///
+/// # Safety
+/// `s` is a live exact `str` and the GIL is held.
+#[inline]
+unsafe fn has_utf8(s: *mut ffi::PyObject) -> bool {
+    let mut size: ffi::Py_ssize_t = 0;
+    if ffi::PyUnicode_AsUTF8AndSize(s, &mut size).is_null() {
+        // UnicodeEncodeError: a lone surrogate. Nothing of it is reported.
+        ffi::PyErr_Clear();
+        return false;
+    }
+    true
+}
+
+/// The text of a `str` [`has_utf8`] admitted, for a pointer (only ever on a refusal).
+///
+/// # Safety
+/// As [`has_utf8`]; the text lives as long as `s`.
+unsafe fn text<'a>(s: *mut ffi::PyObject) -> &'a str {
+    let mut size: ffi::Py_ssize_t = 0;
+    let data = ffi::PyUnicode_AsUTF8AndSize(s, &mut size);
+    if data.is_null() {
+        ffi::PyErr_Clear();
+        return "";
+    }
+    std::str::from_utf8(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
+        .unwrap_or_default()
+}
+
+/// [`check`]'s state: the exact types it admits, and the `str` and `int` objects it has
+/// already admitted in this walk, by address (direct-mapped). Those objects are
+/// immutable and, while the walk runs, none is freed (every one is held by a container
+/// that nothing changes), so an address seen again is the same object with the same
+/// verdict. It pays where one object recurs: member names (a JSON decoder makes one
+/// object per distinct name; code that builds dicts from literals shares them too),
+/// small integers (CPython's are shared), repeated enum values.
+struct Walker<'py> {
+    py: Python<'py>,
+    types: Types,
+    admitted: [*mut ffi::PyObject; ADMITTED_SLOTS],
+}
+
+impl Walker<'_> {
+    fn slot(obj: *mut ffi::PyObject) -> usize {
+        // Objects are at least 16-byte aligned: the low bits say nothing.
+        (obj as usize >> 4) & (ADMITTED_SLOTS - 1)
+    }
+
+    /// Whether `obj` was admitted before in this walk; if not, it will be once `admit`
+    /// says so.
+    fn seen(&self, obj: *mut ffi::PyObject) -> bool {
+        self.admitted[Self::slot(obj)] == obj
+    }
+
+    fn admit(&mut self, obj: *mut ffi::PyObject) {
+        self.admitted[Self::slot(obj)] = obj;
+    }
+
+    /// A member name: an exact `str` with a UTF-8 form.
+    ///
+    /// # Safety
+    /// As [`Walker::walk`].
+    unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Result<(), Failure> {
+        // The type first: an admitted int is no member name.
+        if ffi::Py_TYPE(key) != self.types.str_ {
+            let k = Borrowed::from_ptr(self.py, key);
+            return Err((Vec::new(), Refusal::KeyNotStr(type_name(&k))));
+        }
+        if self.seen(key) {
+            return Ok(());
+        }
+        if !has_utf8(key) {
+            return Err((Vec::new(), Refusal::LoneSurrogate));
+        }
+        self.admit(key);
+        Ok(())
+    }
+
+    /// One object of [`check`]'s walk, by the rules of [`convert`]. Scalars are judged
+    /// here, inlined into the loop over their container; only containers recurse.
+    ///
+    /// # Safety
+    /// `obj` is a live object, the GIL is held, and nothing the walk reads is changed
+    /// while it runs (no Python code runs: see [`check`]).
+    #[inline(always)]
+    unsafe fn walk(
+        &mut self,
+        obj: *mut ffi::PyObject,
+        depth: usize,
+        max: usize,
+    ) -> Result<(), Failure> {
+        let t = &self.types;
+        let ty = ffi::Py_TYPE(obj);
+        if ty == t.str_ {
+            if self.seen(obj) {
+                return Ok(());
+            }
+            if !has_utf8(obj) {
+                return Err((Vec::new(), Refusal::LoneSurrogate));
+            }
+            self.admit(obj);
+            return Ok(());
+        }
+        if ty == t.dict || ty == t.list || ty == t.tuple {
+            return self.container(obj, ty, depth, max);
+        }
+        if ty == t.float {
+            return if ijson_float(ffi::PyFloat_AsDouble(obj)) {
+                Ok(())
+            } else {
+                Err((Vec::new(), Refusal::NumberNotIJson))
+            };
+        }
+        if ty == t.int {
+            if self.seen(obj) {
+                return Ok(());
+            }
+            let mut overflow: std::os::raw::c_int = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+            if overflow != 0 || v.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
+                return Err((Vec::new(), Refusal::IntegerOutOfRange));
+            }
+            self.admit(obj);
+            return Ok(());
+        }
+        if ty == t.bool_ || obj == ffi::Py_None() {
+            return Ok(());
+        }
+        let o = Borrowed::from_ptr(self.py, obj);
+        Err((Vec::new(), Refusal::NotJson(type_name(&o))))
+    }
+
+    /// A `dict`, `list` or `tuple` (`ty`) at `depth`: refused beyond `max`, else each
+    /// member name and value.
+    ///
+    /// # Safety
+    /// As [`Walker::walk`].
+    #[inline(never)]
+    unsafe fn container(
+        &mut self,
+        obj: *mut ffi::PyObject,
+        ty: *mut ffi::PyTypeObject,
+        depth: usize,
+        max: usize,
+    ) -> Result<(), Failure> {
+        if depth >= max {
+            return Err((Vec::new(), Refusal::TooDeep(max)));
+        }
+        if ty == self.types.dict {
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+            let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+            while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut value) != 0 {
+                self.key(key)?;
+                if let Err((mut path, why)) = self.walk(value, depth + 1, max) {
+                    // An admitted key has a UTF-8 form.
+                    path.push(text(key).to_owned());
+                    return Err((path, why));
+                }
+            }
+            return Ok(());
+        }
+        let list = ty == self.types.list;
+        let len = if list {
+            ffi::PyList_Size(obj)
+        } else {
+            ffi::PyTuple_Size(obj)
+        };
+        for i in 0..len {
+            let item = if list {
+                ffi::PyList_GetItem(obj, i)
+            } else {
+                ffi::PyTuple_GetItem(obj, i)
+            };
+            if let Err((mut path, why)) = self.walk(item, depth + 1, max) {
+                path.push(i.to_string());
+                return Err((path, why));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// On failure: the path tokens from the failing value up to the root, and why.

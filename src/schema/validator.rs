@@ -109,6 +109,9 @@ pub struct Governed {
     canonical: SchemaBytes,
     patterns: PatternCache,
     compiled: OnceLock<Result<Validator, Finding>>,
+    /// The same schema compiled for Python objects read in place (feature `python`).
+    #[cfg(feature = "python")]
+    python: OnceLock<Result<jsonschema::Validator<jsonschema::json::Pyo3>, Finding>>,
 }
 
 impl Governed {
@@ -117,6 +120,8 @@ impl Governed {
             canonical,
             patterns: patterns.clone(),
             compiled: OnceLock::new(),
+            #[cfg(feature = "python")]
+            python: OnceLock::new(),
         }
     }
 
@@ -134,6 +139,28 @@ impl Governed {
             .as_ref()
     }
 
+    /// The schema's validator for Python objects, read in place without a copy into
+    /// `serde_json` values (`jsonschema`'s `Pyo3` representation), compiled on the first
+    /// call with the very options of [`Governed::validator`]. It sees only what the Python
+    /// face's I-JSON walk admitted (exact built-in types, finite numbers, bounded depth),
+    /// so it judges the same values the same way.
+    #[cfg(feature = "python")]
+    pub fn python_validator(
+        &self,
+    ) -> Result<&jsonschema::Validator<jsonschema::json::Pyo3>, &Finding> {
+        self.python
+            .get_or_init(|| {
+                let schema =
+                    crate::wire::json::parse_with_depth(&self.canonical.bytes(), MAX_NESTING)
+                        .map_err(|_| too_deep("the schema", String::new()))?;
+                options_for::<jsonschema::json::Pyo3>()
+                    .with_pattern_cache(self.patterns.compiled.clone())
+                    .build(&schema)
+                    .map_err(|e| compile_finding(&e))
+            })
+            .as_ref()
+    }
+
     /// Whether the validator has been compiled yet.
     pub fn is_compiled(&self) -> bool {
         self.compiled.get().is_some()
@@ -143,7 +170,14 @@ impl Governed {
 /// The one set of validator options the project uses: draft 2020-12, `format` asserted,
 /// unknown formats refused, retrieval impossible, bounded regex backtracking.
 pub(crate) fn options() -> jsonschema::ValidationOptions<'static> {
-    jsonschema::draft202012::options()
+    options_for::<jsonschema::json::SerdeJson>()
+}
+
+/// [`options`] for validators that read instances in the representation `F`.
+fn options_for<F: jsonschema::json::Json>(
+) -> jsonschema::ValidationOptions<'static, Arc<dyn Retrieve>, F> {
+    jsonschema::options_for::<F>()
+        .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
         .with_retriever(NoRetrieval)

@@ -146,6 +146,82 @@ def test_cli_validate_agrees(bundle: Bundle, signed: Signed, example_request: di
     assert e.value.to_dict() == json.loads(proc.stdout)
 
 
+def _variants(request: dict) -> list[dict]:
+    """Requests of every class check_request tells apart: valid, not I-JSON, not a request
+    object, stale, extra members, describe_skill, and arguments wrong in each keyword the
+    input_schema has (one fault, several, nested, typed)."""
+
+    def args(**changes: object) -> dict:
+        a = copy.deepcopy(request["arguments"])
+        for path, value in changes.items():
+            target = a
+            *parents, last = path.split("__")
+            for p in parents:
+                target = target[p]
+            if value is _DELETE:
+                del target[last]
+            else:
+                target[last] = value
+        return dict(request, arguments=a)
+
+    return [
+        request,
+        args(condition__threshold=80.0),
+        args(condition__threshold=-0.5),
+        args(condition__threshold="high"),
+        args(condition__threshold=None),
+        args(condition__threshold=True),
+        args(condition__operator="between"),
+        args(condition__unit=_DELETE),
+        args(condition__extra=1, condition__unit=_DELETE),
+        args(resource_id=["a", ("b", 1)], condition=[1, {"x": None}]),
+        args(unexpected={"deep": [1, 2, {"k": "v"}]}),
+        dict(request, arguments=[]),
+        dict(request, arguments="x"),
+        {k: v for k, v in request.items() if k != "arguments"},
+        dict(request, extra=1),
+        dict(request, interface_digest="sha256:" + "1" * 64, extra=1),
+        dict(request, skill_version=1.0),
+        {k: v for k, v in request.items() if k != "skill_version"},
+        dict(request, skill=7),
+        {"skill": "unknown_skill", "arguments": {}},
+        {"skill": "describe_skill", "arguments": {"skill_id": SKILL}},
+        {"skill": "describe_skill", "arguments": {"skill_id": "describe_skill"}},
+        {"skill": "describe_skill", "arguments": {"skill_id": 1}},
+        {"skill": "describe_skill", "arguments": {}},
+        {"skill": "describe_skill", "skill_version": "1.0", "arguments": {"skill_id": SKILL}},
+        {"skill": "describe_skill"},
+        args(condition__threshold=math.nan),
+        args(condition__threshold=2**53),
+        args(resource_id="\ud800"),
+        dict(request, extra=math.inf),
+        [request],
+        "request",
+    ]
+
+
+_DELETE = object()
+
+
+def test_check_request_judges_as_the_request_check_on_json(bundle: Bundle, example_request: dict) -> None:
+    # check_request validates the caller's objects in place; route_message converts a
+    # Part's data to JSON and checks that. Both must come to the same verdict and the
+    # same error object, to the byte, for every class of request.
+    for request in _variants(example_request):
+        try:
+            checked = bundle.check_request(request)
+        except InterfaceError as e:
+            ours = ("reject", e.to_dict())
+        else:
+            ours = ("describe", checked.skill_id) if isinstance(checked, Describe) else ("invoke", checked.skill_id)
+        kind, payload = bundle.route_message([request], activated=True)
+        if kind in ("reject", "binding"):
+            theirs = ("reject", payload.to_dict())
+        else:
+            theirs = (kind, payload if kind == "describe" else payload.skill_id)
+        assert ours == theirs, json.dumps(request, default=repr)
+
+
 def test_results_and_records(bundle: Bundle) -> None:
     bundle.check_result(SKILL, RESULT)
     bundle.check_record(SKILL, "resource-observation", RECORD)
