@@ -17,17 +17,34 @@ use std::process::Command;
 
 harness::tests! {
     the_upstreams_and_clients_work_on_their_own needs [PythonEnv, JsSdk],
+    the_card_describe_skill_and_valid_calls_through_the_gateway needs [PythonEnv, JsSdk],
+    each_kind_of_bad_input_is_refused_before_the_upstream needs [PythonEnv, JsSdk],
+    each_upstream_misbehaviour_fails_the_task_with_nothing_invalid_delivered needs [PythonEnv, JsSdk],
+    base_requests_pass_through_and_require_extension_refuses_them needs [PythonEnv, JsSdk],
+    a_newer_bundle_is_loaded_under_load_with_no_failed_request needs [PythonEnv, JsSdk],
+    sigterm_lets_an_in_flight_task_finish needs [PythonEnv, JsSdk],
+    metrics_logs_and_readiness needs [PythonEnv, JsSdk],
 }
 
-/// Runs `pytest tests/gateway/FILE` in the parts venv and fails on any pytest failure.
-fn pytest(file: &str) {
+/// Runs `pytest tests/gateway/FILE -k FILTER` in the parts venv and fails on any
+/// pytest failure.
+fn pytest(file: &str, filter: &str) {
     let root = harness::root();
     let venv = std::env::var_os("SKILLBUNDLE_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/py-venv"));
     let path = format!("tests/gateway/{file}");
     let out = Command::new(venv.join("bin/python"))
-        .args(["-m", "pytest", &path, "-q", "-p", "no:cacheprovider"])
+        .args([
+            "-m",
+            "pytest",
+            &path,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-k",
+            filter,
+        ])
         .env("SKILLBUNDLE_BIN", env!("CARGO_BIN_EXE_skillbundle"))
         .env("SKILLBUNDLE_ROOT", root)
         .env(
@@ -45,7 +62,7 @@ fn pytest(file: &str) {
         .lines()
         .rfind(|l| !l.trim().is_empty())
         .unwrap_or("no output");
-    harness::note(format!("pytest ({path}): {summary}"));
+    harness::note(format!("pytest ({path} -k '{filter}'): {summary}"));
     assert!(
         out.status.success(),
         "pytest {path} failed ({})",
@@ -59,5 +76,59 @@ fn pytest(file: &str) {
 /// misbehaviour mode misbehaves as it says (so that a gateway test passing means the
 /// gateway caught it).
 fn the_upstreams_and_clients_work_on_their_own() {
-    pytest("test_parts.py");
+    pytest("test_parts.py", "");
+}
+
+/// The gateway's card (its interfaces, the bundle's skills and digests); valid calls of
+/// every skill reach each upstream and come back valid, on both SDKs' clients, both
+/// bindings, blocking and streaming; describe_skill is answered from the bundle without
+/// the upstream.
+fn the_card_describe_skill_and_valid_calls_through_the_gateway() {
+    pytest(
+        "test_gateway.py",
+        "card or valid_requests or describe_skill",
+    );
+}
+
+/// Every invalid input example of every skill, a stale digest or version, missing or
+/// non-object arguments, nesting past the limit, a 2 MiB body, a request without
+/// activation: refused with the draft's error, and the upstream counted no call.
+fn each_kind_of_bad_input_is_refused_before_the_upstream() {
+    pytest(
+        "test_gateway.py",
+        "bad_input or beside_another_part or oversized",
+    );
+}
+
+/// An invalid result, an undeclared record kind, an invalid record, two results, a reply
+/// slower than the deadline: a failed Task, nothing invalid and no
+/// result in the response, the stream, GetTask or ListTasks, nothing the upstream said.
+fn each_upstream_misbehaviour_fails_the_task_with_nothing_invalid_delivered() {
+    pytest("test_gateway.py", "misbehaviour");
+}
+
+/// Base A2A requests reach the upstream unchanged; with `--require-extension` the card
+/// says `required: true` and requests without activation are refused (-32008) before the
+/// upstream.
+fn base_requests_pass_through_and_require_extension_refuses_them() {
+    pytest("test_gateway.py", "base_requests");
+    pytest("test_operations.py", "require_extension");
+}
+
+/// SIGHUP loads a newer signed bundle while 16 clients keep calling: no request fails.
+fn a_newer_bundle_is_loaded_under_load_with_no_failed_request() {
+    pytest("test_operations.py", "sighup");
+}
+
+/// SIGTERM while an upstream is still working: the caller gets its completed Task, then
+/// the gateway exits 0.
+fn sigterm_lets_an_in_flight_task_finish() {
+    pytest("test_operations.py", "sigterm");
+}
+
+/// /metrics names requests, refusals by code, upstream latency and the bundle; the log is
+/// JSON lines without argument values; /readyz stays 503 while the upstream's card cannot
+/// be read.
+fn metrics_logs_and_readiness() {
+    pytest("test_gateway.py", "metrics or log_is_json or readyz");
 }

@@ -22,6 +22,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -403,3 +404,82 @@ def wait_http(url: str, seconds: float = 30) -> None:
 def example_arguments() -> dict[str, Any]:
     """The draft's worked-example arguments (example-skills/requests/evaluate.json)."""
     return json.loads((ROOT / "example-skills" / "requests" / "evaluate.json").read_text())["arguments"]
+
+
+# -- the gateway -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Gateway:
+    """`skillbundle serve` on 127.0.0.1 (a free port) in front of `upstream`, ready
+    (GET /readyz answered 200); its JSON log lines (stderr) in `log`."""
+
+    def __init__(self, bundle: Path, trust: Path, upstream: str, log: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self._err = open(log, "wb")  # noqa: SIM115 (closed in stop)
+        self.proc = subprocess.Popen(
+            [str(BIN), "serve", "--bundle", str(bundle), "--trust", str(trust), "--upstream", upstream,
+             "--listen", f"127.0.0.1:{self.port}", *extra],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._err, cwd=ROOT)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"skillbundle serve exited {self.proc.returncode}:\n{self.stderr()}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                        break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"skillbundle serve was not ready within 60 s:\n{self.stderr()}")
+                time.sleep(0.05)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def metrics(self) -> str:
+        return httpx.get(f"{self.url}/metrics", timeout=10).text
+
+    def card(self) -> dict[str, Any]:
+        return httpx.get(f"{self.url}/.well-known/agent-card.json", timeout=10).json()
+
+    def signal(self, sig: int) -> None:
+        os.kill(self.proc.pid, sig)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._err.close()
+        return self.proc.returncode
+
+
+UPSTREAM_TIMEOUT = "3s"
+# The deepest request body the session's gateway takes: below the default (64), because
+# a2a-sdk's client refuses to build a message nested past protobuf's 100 levels.
+MAX_DEPTH = "24"
+
+
+@pytest.fixture(scope="session")
+def gateway(upstream: Upstream, signed: Signed, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    """The gateway in front of each upstream, once per session."""
+    log = tmp_path_factory.mktemp(f"gateway-{upstream.kind}") / "stderr.log"
+    g = Gateway(signed.bundle, signed.jwk, upstream.url, log, "--upstream-timeout", UPSTREAM_TIMEOUT,
+                "--max-depth", MAX_DEPTH)
+    try:
+        yield g
+    finally:
+        g.stop()

@@ -19,7 +19,8 @@ MODE is one of
     two-results        two primary result Artifacts
     raise              the executor raises (with a secret in the message)
     slow               sleeps $UPSTREAM_SLOW_SECONDS (default 30) before answering well
-    chunked            answers well, the result in two appended Artifact chunks
+    chunked            answers well, the result in two Artifact chunks: empty, then its
+                       Data Part appended
 
 GET /calls answers {"requests": N, "executions": N, "skills": {skill: N}}: the A2A
 requests that reached it (any method, either binding) and the executions it ran, so that
@@ -193,8 +194,9 @@ class DomainExecutor(AgentExecutor):
             await updater.add_artifact([new_data_part({"secret": SECRET})], artifact_id="debug-1", name="debug-dump")
         result = {"skill": skill, "result": answer.result}
         if mode == "chunked":
-            await updater.add_artifact([new_data_part(result)], artifact_id="result-1", name=skill, last_chunk=False)
-            await updater.add_artifact([], artifact_id="result-1", name=skill, append=True, last_chunk=True)
+            await updater.add_artifact([], artifact_id="result-1", name=skill, last_chunk=False)
+            await updater.add_artifact([new_data_part(result)], artifact_id="result-1", name=skill, append=True,
+                                       last_chunk=True)
         else:
             await updater.add_artifact([new_data_part(result)], artifact_id="result-1", name=skill)
         if mode == "two-results":

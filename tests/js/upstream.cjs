@@ -19,7 +19,8 @@
 //   two-results        two primary result Artifacts
 //   raise              the executor throws (with a secret in the message)
 //   slow               sleeps $UPSTREAM_SLOW_SECONDS (default 30) before answering well
-//   chunked            answers well, the result in two appended Artifact chunks
+//   chunked            answers well, the result in two Artifact chunks: empty, then its
+//                      Data Part appended
 //
 // GET /calls answers {"requests": N, "executions": N, "skills": {skill: N}}: the A2A
 // requests that reached it (any method, either binding) and the executions it ran, so
@@ -214,8 +215,8 @@ class DomainExecutor {
     if (mode === "undeclared-record") send(artifact("debug-1", "debug-dump", [dataPart({ secret: SECRET })]));
     const result = { skill: request.skill, result: out.result };
     if (mode === "chunked") {
-      send(artifact("result-1", request.skill, [dataPart(result)]), false, false);
-      send(artifact("result-1", request.skill, []), true, true);
+      send(artifact("result-1", request.skill, []), false, false);
+      send(artifact("result-1", request.skill, [dataPart(result)]), true, true);
     } else {
       send(artifact("result-1", request.skill, [dataPart(result)]));
     }
