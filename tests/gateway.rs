@@ -23,6 +23,7 @@ harness::tests! {
     base_requests_pass_through_and_require_extension_refuses_them needs [PythonEnv, JsSdk],
     a_newer_bundle_is_loaded_under_load_with_no_failed_request needs [PythonEnv, JsSdk],
     sigterm_lets_an_in_flight_task_finish needs [PythonEnv, JsSdk],
+    skillbundle_probe_passes_against_the_gateway needs [PythonEnv, JsSdk],
     metrics_logs_and_readiness needs [PythonEnv, JsSdk],
 }
 
@@ -124,6 +125,12 @@ fn a_newer_bundle_is_loaded_under_load_with_no_failed_request() {
 /// the gateway exits 0.
 fn sigterm_lets_an_in_flight_task_finish() {
     pytest("test_operations.py", "sigterm");
+}
+
+/// `skillbundle probe` (both bindings, valid arguments from the example workspace)
+/// passes every MUST against the gateway.
+fn skillbundle_probe_passes_against_the_gateway() {
+    pytest("test_gateway.py", "probe");
 }
 
 /// /metrics names requests, refusals by code, upstream latency and the bundle; the log is

@@ -7,7 +7,7 @@ come back; describe_skill is answered from the bundle; each kind of bad input is
 before the upstream sees it (the upstream counts its calls); each upstream misbehaviour
 ends in a failed Task with nothing invalid delivered, whichever way the Task is read
 (the response, the stream, GetTask, ListTasks); base requests pass through; metrics and
-logs.
+logs; `skillbundle probe` passes against the gateway.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 from conftest import (
     BIN,
     EXTENSION_URI,
+    ROOT,
     SECRET,
     SKILLS,
     Gateway,
@@ -34,6 +35,7 @@ from conftest import (
     example,
     free_port,
     label,
+    run_cli,
     skill_request,
 )
 
@@ -250,6 +252,13 @@ def test_the_log_is_json_lines_without_argument_values(gateway: Gateway, schemas
     for line in lines:
         json.loads(line)
     assert marker not in gateway.stderr()
+
+
+def test_skillbundle_probe_passes_against_the_gateway(gateway: Gateway) -> None:
+    for binding in ("jsonrpc", "http-json"):
+        proc = run_cli("probe", gateway.url, "--workspace", ROOT / "example-skills", "--binding", binding,
+                       check=False)
+        assert proc.returncode == 0, f"probe --binding {binding} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
 
 
 def test_an_unreachable_upstream_keeps_readyz_503(signed: Any, tmp_path: Any) -> None:
