@@ -578,6 +578,12 @@ async fn an_upstream_that_raises_is_slow_or_endless_fails_the_task_with_a_fixed_
         let id = task["id"].as_str().unwrap();
         let (got, _) = rpc(&gw.url, "GetTask", json!({"id": id}), true).await;
         assert_eq!(state(&got["result"]), "TASK_STATE_FAILED", "{got}");
+        // And nothing more goes into it: not passed on as a base request.
+        let calls = gw.upstream.calls.load(Ordering::SeqCst);
+        let into = json!({"messageId": "m-4", "role": "ROLE_USER", "taskId": id, "parts": [{"text": "more"}]});
+        let (answer, _) = rpc(&gw.url, "SendMessage", json!({"message": into}), true).await;
+        assert_eq!(answer["error"]["code"], json!(-32004), "{answer}");
+        assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), calls);
     }
     let gw = start(Upstream::EndlessStream, |_| {}).await;
     let (answer, _) = rpc(

@@ -182,8 +182,11 @@ impl Shared {
             decided: Some(_), ..
         }) = entry
         {
-            // Decided by the gateway: ended, nothing more goes into it.
-            return Ok((None, false));
+            // Decided by the gateway: it has ended, and nothing more goes into it (nor
+            // to the upstream, which may still hold a Task of that id).
+            return Err(A2AError::unsupported_operation(
+                "the task has ended: it takes no further Message",
+            ));
         }
         let upstream = self.upstream()?;
         let params = serde_json::json!({"id": task_id, "historyLength": 1});
