@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 /// Stable finding codes. The string form ([`Code::as_str`]) is part of the CLI's
 /// contract: CI scripts match on it, so a code is never renamed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Code {
     /// A manifest (skillbundle.yaml, skill.yaml) is malformed or has unknown fields.
     ManifestInvalid,

@@ -23,6 +23,8 @@
 
 // Findings travel on cold error paths only; boxing them would cost clarity, not speed.
 #![allow(clippy::result_large_err)]
+// The library never prints: findings are data, and the binary renders them.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod agent;
 pub mod build;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// Why a scaffold could not be written.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum InitError {
     /// The skill id cannot name a skill directory or a bundle entry.
     BadSkillId(String),

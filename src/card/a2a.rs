@@ -169,6 +169,7 @@ fn sorted(value: &impl serde::Serialize) -> Value {
 
 /// Why a base Agent Card cannot take a bundle's fragment.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CardError {
     /// The base is not an A2A 1.0 AgentCard: every problem, with its JSON Pointer.
     #[error("the base Agent Card is not an A2A 1.0 AgentCard: {}", describe(.0))]

@@ -147,6 +147,7 @@ pub fn card_url(agent_url: &str) -> String {
 
 /// An exchange that did not produce a response to interpret.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum WireError {
     /// Connecting or sending failed (the agent is unreachable).
     Unreachable(String),

@@ -67,6 +67,7 @@ impl fmt::Display for VerifiedBy {
 
 /// Why signatures did not verify.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JwsError {
     /// No signature names a trusted key (the `kid`s of those seen are listed).
     #[error("not signed by a trusted key (signed by: {}); add the signer's public key to the trusted keys if you trust it", list_kids(.kids))]

@@ -60,6 +60,7 @@ const PUBLIC_KEY_LABEL: &str = "PUBLIC KEY";
 
 /// Why a key could not be generated, read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// The operating system's random number generator failed.
     #[error("cannot get randomness from the operating system to generate a key: {0}")]

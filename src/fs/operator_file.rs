@@ -12,6 +12,7 @@ use std::path::Path;
 
 /// Why an operator-named file was not read.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ReadError {
     /// Not a regular file (a FIFO, a device, a directory, a socket).
     NotRegular,

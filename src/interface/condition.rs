@@ -23,6 +23,7 @@ use std::fmt;
 /// A machine-readable condition the draft requires implementations to distinguish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Condition {
     /// The requested skill_id is not advertised by the agent.
     SkillNotAdvertised,

@@ -219,6 +219,7 @@ fn verify_card(format: Format, path: &Path, trust: &[PublicKey]) -> ExitCode {
                     Code::SignatureInvalid,
                     format!("{e} (a signature covers the card's canonical form: any change to its content, such as a merge, makes it stale)"),
                 ),
+                _ => (Code::SignatureInvalid, e.to_string()),
             };
             let f = located(code, message, path, &bytes, "/signatures");
             fail(format, vec![f], "the card was not verified")

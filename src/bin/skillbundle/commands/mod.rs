@@ -348,6 +348,7 @@ pub fn read_operator_file(path: &Path) -> Result<Vec<u8>, Finding> {
         ReadError::NotRegular => Finding::at_file(Code::PathInvalid, e.to_string(), path),
         ReadError::TooLarge => Finding::at_file(Code::ResourceLimitExceeded, e.to_string(), path),
         ReadError::Io(e) => Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path),
+        _ => Finding::at_file(Code::Io, e.to_string(), path),
     })?;
     Ok(bytes)
 }
