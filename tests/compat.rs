@@ -4,7 +4,7 @@
 //! ways round: a change that widens one way narrows the other.
 
 use serde_json::{json, Value};
-use skillbundle::build::workspace::Role;
+use skillbundle::interface::Role;
 use skillbundle::release::compat::{compare, Direction, RULES};
 
 /// Compatible / breaking, as seen by the consumer of an input and of an output schema.

@@ -8,7 +8,7 @@
 //! Counterexamples found by `tests/compat_soundness.rs` are added here as fixed cases.
 
 use serde_json::{json, Value};
-use skillbundle::build::workspace::Role;
+use skillbundle::interface::Role;
 use skillbundle::release::compat::compare;
 use skillbundle::schema::govern_alone;
 

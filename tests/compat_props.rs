@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
-use skillbundle::build::workspace::Role;
+use skillbundle::interface::Role;
 use skillbundle::release::compat::compare;
 
 const NAMES: &[&str] = &["a", "b", "c"];

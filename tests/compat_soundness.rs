@@ -17,7 +17,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
-use skillbundle::build::workspace::Role;
+use skillbundle::interface::Role;
 use skillbundle::release::compat::compare;
 use skillbundle::schema::{govern_alone, validator::Validator};
 use std::cell::Cell;

@@ -12,7 +12,7 @@
 //! 2. `manifest.json` is parsed as I-JSON and must have exactly the manifest's shape, a
 //!    known `format` and `interface_version` "1.0", name the packaged Skill Interface
 //!    Schema's digest, and a `bundle.name` and `bundle.version` the builder would accept
-//!    ([`crate::build::manifest::is_safe_name`]: they become file names when pulled);
+//!    ([`crate::fs::sandbox::is_safe_name`]: they become file names when pulled);
 //! 3. its signatures are checked against the [`TrustedKeys`] (at least one trusted key
 //!    verifies, a bad signature by a trusted key fails, unknown `kid`s are ignored; an
 //!    unsigned bundle loads only when explicitly allowed);
@@ -41,7 +41,6 @@
 //! what is signed), so insignificant whitespace in it is not covered; every other file is
 //! covered byte for byte by its digest.
 
-use crate::build::manifest::DEFAULT_DIALECT;
 use crate::bundle::archive::{self, ReadLimits};
 use crate::bundle::manifest::{Manifest, ManifestSchema, ManifestSkill};
 use crate::bundle::sign::{into_signing_payload, SIGNATURES};
@@ -52,6 +51,7 @@ use crate::crypto::keys::PublicKey;
 use crate::finding::{Code, Finding, Location};
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::interface::{Document, DESCRIBE_SKILL};
+use crate::schema::dialect::DEFAULT_DIALECT;
 use crate::schema::limits::Limits;
 use crate::schema::validator::{Governed, PatternCache};
 use crate::wire::digest::Digest;
@@ -300,7 +300,7 @@ impl Bundle {
             (&parsed.bundle.name, "/bundle/name", "bundle.name"),
             (&parsed.bundle.version, "/bundle/version", "bundle.version"),
         ] {
-            if !crate::build::manifest::is_safe_name(value) {
+            if !crate::fs::sandbox::is_safe_name(value) {
                 return one(
                     Code::BundleInvalid,
                     format!("{what} is not a name the builder accepts (letters, digits, '.', '_' and '-', starting with a letter or digit, at most 128 bytes)"),

@@ -14,8 +14,9 @@
 //! (`keyword:` and/or `instance_path:`), so an example rejected for the wrong reason —
 //! the classic silent rot of negative tests — is caught too.
 
-use crate::build::workspace::{self, Role};
+use crate::build::workspace;
 use crate::finding::{Code, Finding};
+use crate::interface::Role;
 use crate::schema::validator::{ValidationDetail, Validator};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -196,7 +197,7 @@ fn inside(root: &Path, path: &Path) -> Result<PathBuf, Finding> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Err(Finding::at_file(Code::PathInvalid, "not a file path", path));
     };
-    crate::build::manifest::resolve_inside(root, dir, &name.to_string_lossy())
+    crate::fs::sandbox::resolve_inside(root, dir, &name.to_string_lossy())
         .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, path))
 }
 

@@ -5,14 +5,13 @@
 //! never a silently ignored setting. Versions use [`Version`], so an unquoted `1.10`
 //! is refused. Every path a manifest names is checked to stay inside the workspace.
 
+use crate::card::a2a::CardFields;
 use crate::finding::{Code, Finding, Location};
+use crate::interface::{Authority, Document, Interaction, SchemaReference};
 use crate::wire::version::Version;
 use crate::wire::yaml::YamlError;
 use serde::Deserialize;
-use std::path::{Component, Path, PathBuf};
-
-/// The dialect every v1.0 Schema Reference uses unless a manifest says otherwise.
-pub const DEFAULT_DIALECT: &str = crate::schema::DRAFT_2020_12;
+use std::path::Path;
 
 /// `skillbundle.yaml`.
 #[derive(Debug, Clone, Deserialize)]
@@ -62,25 +61,21 @@ pub struct SkillManifest {
     pub authority: Authority,
 }
 
-/// The A2A AgentSkill fields a vendor writes for a skill.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CardFields {
-    pub name: String,
-    pub description: String,
-    #[serde(default)]
-    pub tags: Vec<String>,
-    #[serde(default)]
-    pub examples: Vec<String>,
-    #[serde(default)]
-    pub input_modes: Option<Vec<String>>,
-    #[serde(default)]
-    pub output_modes: Option<Vec<String>>,
-    /// The AgentSkill's `securityRequirements`: each entry maps security scheme names
-    /// (declared in the Agent Card's `securitySchemes`) to the scopes required, e.g.
-    /// `[{oauth: ["network:read"]}]`; any one entry suffices.
-    #[serde(default)]
-    pub security_requirements: Option<Vec<std::collections::BTreeMap<String, Vec<String>>>>,
+impl SkillManifest {
+    /// Assemble the Skill Interface Document for this skill from its manifest and its schema references
+    /// (the input and output reference and the records', records in manifest order).
+    /// `None` when the input or output reference is missing.
+    pub fn assemble(&self, schemas: Vec<SchemaReference>) -> Option<Document> {
+        let manifest = self;
+        Document::new(
+            manifest.skill_id.clone(),
+            manifest.skill_version,
+            manifest.interaction.clone(),
+            manifest.authority.clone(),
+            schemas,
+            true,
+        )
+    }
 }
 
 /// Where a role's schema comes from and the identity it is published under.
@@ -115,38 +110,6 @@ impl RecordSource {
             dialect: self.dialect.clone(),
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ResponseMode {
-    Sync,
-    Stream,
-    Poll,
-    Push,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Interaction {
-    pub supported_response_modes: Vec<ResponseMode>,
-    pub cancellable: bool,
-}
-
-/// The advertised default posture, ordered from least to most powerful.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DefaultMode {
-    ObserveOnly,
-    RecommendOnly,
-    Execute,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Authority {
-    pub default_mode: DefaultMode,
-    pub approval_may_be_required: bool,
 }
 
 /// The largest manifest (`skillbundle.yaml`, `skill.yaml`, an `.expect.yaml` sidecar)
@@ -257,65 +220,10 @@ fn levenshtein(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Names that end up in archive paths and file names: a conservative character set,
-/// so no manifest value can steer a bundle entry outside its folder. The builder applies
-/// it to `bundle.name` and `bundle.version` ([`crate::build::workspace`]), and loading a bundle
-/// applies the same function to what its manifest says ([`crate::agent::Bundle::open`]):
-/// a bundle names only files the builder could have written.
-pub fn is_safe_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 128
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        && s.as_bytes()[0].is_ascii_alphanumeric()
-}
-
 /// The archive file name of bundle `name` at `version`: `<name>-<version>.tar.gz`.
 /// Both must satisfy [`is_safe_name`]; the result is then one file name component.
 pub fn archive_file_name(name: &str, version: &str) -> String {
     format!("{name}-{version}.tar.gz")
-}
-
-/// Resolve `relative` (as written in a manifest in `base_dir`) to a real file inside
-/// `root`. `..` components and absolute paths are refused outright; symlinks are
-/// followed and must still land inside the workspace.
-pub fn resolve_inside(root: &Path, base_dir: &Path, relative: &str) -> Result<PathBuf, String> {
-    let rel = Path::new(relative);
-    if relative.is_empty() {
-        return Err("the path is empty".into());
-    }
-    for c in rel.components() {
-        match c {
-            Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!(
-                    "{relative:?} uses `..`; paths must stay inside the workspace"
-                ))
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!(
-                    "{relative:?} is absolute; write a path relative to the skill directory"
-                ))
-            }
-        }
-    }
-    let joined = base_dir.join(rel);
-    let real = joined
-        .canonicalize()
-        .map_err(|e| format!("{relative:?} cannot be opened: {e}"))?;
-    let real_root = root
-        .canonicalize()
-        .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
-    if !real.starts_with(&real_root) {
-        return Err(format!(
-            "{relative:?} resolves (through a symbolic link) to {}, outside the workspace",
-            real.display()
-        ));
-    }
-    if !real.is_file() {
-        return Err(format!("{relative:?} is not a regular file"));
-    }
-    Ok(real)
 }
 
 #[cfg(test)]
@@ -331,39 +239,5 @@ mod tests {
         );
         assert_eq!(did_you_mean("ouput", &fields), Some("output"));
         assert_eq!(did_you_mean("zzzzzzzz", &fields), None);
-    }
-
-    #[test]
-    fn safe_names() {
-        assert!(is_safe_name("evaluate_resource_condition"));
-        assert!(is_safe_name("net-skills.v2"));
-        assert!(!is_safe_name("../x"));
-        assert!(!is_safe_name(".hidden"));
-        assert!(!is_safe_name("a/b"));
-        assert!(!is_safe_name(""));
-    }
-
-    #[test]
-    fn paths_stay_inside() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("skills/a")).unwrap();
-        std::fs::write(root.join("skills/a/s.json"), "{}").unwrap();
-        let base = root.join("skills/a");
-        assert!(resolve_inside(root, &base, "s.json").is_ok());
-        assert!(resolve_inside(root, &base, "../a/s.json")
-            .unwrap_err()
-            .contains(".."));
-        assert!(resolve_inside(root, &base, "/etc/passwd")
-            .unwrap_err()
-            .contains("absolute"));
-        #[cfg(unix)]
-        {
-            let outside = tempfile::NamedTempFile::new().unwrap();
-            std::os::unix::fs::symlink(outside.path(), base.join("link.json")).unwrap();
-            assert!(resolve_inside(root, &base, "link.json")
-                .unwrap_err()
-                .contains("outside the workspace"));
-        }
     }
 }

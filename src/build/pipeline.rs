@@ -8,16 +8,18 @@
 
 use crate::build::checked_skill::{CheckedSkill, LoadedSchema};
 use crate::build::examples;
-use crate::build::manifest::{self, SchemaSource, DEFAULT_DIALECT};
+use crate::build::manifest::SchemaSource;
 use crate::build::shared_schemas;
-use crate::build::workspace::{self, Role, SkillSource, Workspace};
+use crate::build::workspace::{self, SkillSource, Workspace};
 use crate::bundle;
 use crate::card::a2a;
 use crate::finding::{self, Code, Finding, Location};
 use crate::interface::packaged_schema::InterfaceSchema;
+use crate::interface::Role;
 use crate::interface::{Document, SchemaReference, DESCRIBE_SKILL};
 use crate::release::evolution;
 use crate::release::ledger::Ledger;
+use crate::schema::dialect::DEFAULT_DIALECT;
 use crate::schema::{lint, validator};
 use crate::wire::digest::Digest;
 use rayon::prelude::*;
@@ -250,7 +252,7 @@ fn check_skill(
             format!("skill_id {DESCRIBE_SKILL:?} is reserved: every agent advertises it for interface retrieval"),
             at_manifest(),
         ).with_help("choose another skill_id"));
-    } else if !manifest::is_safe_name(&m.skill_id) || m.skill_id.len() > 64 {
+    } else if !crate::fs::sandbox::is_safe_name(&m.skill_id) || m.skill_id.len() > 64 {
         findings.push(Finding::new(
             Code::ManifestInvalid,
             format!(
@@ -327,7 +329,7 @@ fn check_skill(
     drop(validators);
 
     let references = loaded.iter().map(|l| l.reference.clone()).collect();
-    let Some(interface) = Document::assemble(m, references) else {
+    let Some(interface) = m.assemble(references) else {
         // Unreachable: without an error, the input and output schemas were loaded.
         findings.push(Finding::new(
             Code::InterfaceInvalid,

@@ -208,7 +208,7 @@ fn write_files(dir: &Path, skill_id: &str, skill_only: bool) -> Result<Vec<PathB
     if skill_id == crate::interface::DESCRIBE_SKILL {
         return Err(InitError::ReservedSkillId);
     }
-    if !crate::build::manifest::is_safe_name(skill_id) || skill_id.len() > 64 {
+    if !crate::fs::sandbox::is_safe_name(skill_id) || skill_id.len() > 64 {
         return Err(InitError::BadSkillId(skill_id.to_string()));
     }
     let name = dir
@@ -216,7 +216,7 @@ fn write_files(dir: &Path, skill_id: &str, skill_only: bool) -> Result<Vec<PathB
         .unwrap_or_else(|_| dir.to_path_buf())
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| crate::build::manifest::is_safe_name(n))
+        .filter(|n| crate::fs::sandbox::is_safe_name(n))
         .unwrap_or_else(|| "my-skills".to_string());
     let files: Vec<(PathBuf, String)> = scaffold(skill_id, &name)
         .into_iter()

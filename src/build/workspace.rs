@@ -45,7 +45,7 @@ impl Workspace {
         }
         let manifest: WorkspaceManifest = manifest::read(&path, &path).map_err(|f| vec![f])?;
         let mut findings = Vec::new();
-        let name_ok = |s: &str| manifest::is_safe_name(s);
+        let name_ok = |s: &str| crate::fs::sandbox::is_safe_name(s);
         if !name_ok(&manifest.bundle.name) {
             findings.push(Finding::at_file(
                 Code::ManifestInvalid,
@@ -347,25 +347,6 @@ fn glob_match(pattern: &str, name: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// The role a schema plays in a Skill Interface Document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Input,
-    Output,
-    Record,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Input => "input",
-            Role::Output => "output",
-            Role::Record => "record",
-        }
-    }
-}
-
 /// A domain schema read from disk, with everything needed to report on it.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -485,7 +466,7 @@ pub struct SkillSource {
 /// directory or manifest that is a symbolic link to elsewhere is refused, not read.
 pub fn read_skill(root: &Path, dir: &Path) -> Result<SkillSource, Finding> {
     let path = dir.join(SKILL_FILE);
-    let real = manifest::resolve_inside(root, dir, SKILL_FILE)
+    let real = crate::fs::sandbox::resolve_inside(root, dir, SKILL_FILE)
         .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, &path))?;
     let manifest: SkillManifest = manifest::read(&real, &path)?;
     Ok(SkillSource {
@@ -556,8 +537,8 @@ pub fn resolve_schema_path(
     source: &SchemaSource,
     field: &str,
 ) -> Result<(PathBuf, PathBuf), Finding> {
-    let real =
-        manifest::resolve_inside(&workspace.root, &skill.dir, &source.file).map_err(|msg| {
+    let real = crate::fs::sandbox::resolve_inside(&workspace.root, &skill.dir, &source.file)
+        .map_err(|msg| {
             Finding::new(
                 Code::PathInvalid,
                 format!("{field}.file: {msg}"),

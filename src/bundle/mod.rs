@@ -41,7 +41,7 @@ pub fn is_layout_path(path: &str) -> bool {
     }
     path.strip_prefix("interfaces/")
         .and_then(|rest| rest.strip_suffix(".json"))
-        .is_some_and(crate::build::manifest::is_safe_name)
+        .is_some_and(crate::fs::sandbox::is_safe_name)
 }
 
 /// The name of this tool as recorded in manifests.

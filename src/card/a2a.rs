@@ -6,12 +6,33 @@
 //! from `a2a-lf`, the A2A project's own Rust types, so the fragment is an A2A 1.0 card
 //! fragment by construction rather than by convention.
 
-use crate::build::manifest::CardFields;
 use crate::card::agent_card::CardProblem;
 use crate::interface::DESCRIBE_SKILL;
 use a2a_types::{AgentExtension, AgentSkill};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+
+/// The A2A AgentSkill fields a vendor writes for a skill.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardFields {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub examples: Vec<String>,
+    #[serde(default)]
+    pub input_modes: Option<Vec<String>>,
+    #[serde(default)]
+    pub output_modes: Option<Vec<String>>,
+    /// The AgentSkill's `securityRequirements`: each entry maps security scheme names
+    /// (declared in the Agent Card's `securitySchemes`) to the scopes required, e.g.
+    /// `[{oauth: ["network:read"]}]`; any one entry suffices.
+    #[serde(default)]
+    pub security_requirements: Option<Vec<std::collections::BTreeMap<String, Vec<String>>>>,
+}
 
 /// The extension URI defined by the draft.
 pub const EXTENSION_URI: &str =

@@ -6,3 +6,4 @@
 
 pub mod atomic_file;
 pub mod operator_file;
+pub mod sandbox;

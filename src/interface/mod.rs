@@ -9,9 +9,10 @@
 
 pub mod condition;
 pub mod packaged_schema;
+pub mod terms;
 
-use crate::build::manifest::{Authority, Interaction, SkillManifest};
-use crate::build::workspace::Role;
+pub use terms::{Authority, DefaultMode, Interaction, ResponseMode, Role};
+
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::wire::digest::{write_jcs, Digest};
 use crate::wire::schema_bytes::SchemaBytes;
@@ -136,20 +137,6 @@ pub struct Document {
 }
 
 impl Document {
-    /// Assemble the document for one skill from its manifest and its schema references
-    /// (the input and output reference and the records', records in manifest order).
-    /// `None` when the input or output reference is missing.
-    pub fn assemble(manifest: &SkillManifest, schemas: Vec<SchemaReference>) -> Option<Self> {
-        Document::new(
-            manifest.skill_id.clone(),
-            manifest.skill_version,
-            manifest.interaction.clone(),
-            manifest.authority.clone(),
-            schemas,
-            true,
-        )
-    }
-
     /// A document of these parts; the digest is computed over the bytes they make.
     /// `schemas` holds one input and one output reference and any number of records, in
     /// any order of roles (records keep theirs). `None` without an input or an output.

@@ -29,9 +29,10 @@
 use crate::agent::{Bundle, TrustedKeys};
 
 use crate::build::checked_skill::{CheckedSkill, LoadedSchema};
-use crate::build::workspace::{Role, SourceFile};
+use crate::build::workspace::SourceFile;
 use crate::bundle;
 use crate::finding::{Code, Finding, Location};
+use crate::interface::Role;
 use crate::release::compat::{self, Change, Comparison, Direction};
 use crate::release::ledger::{
     Conflict, Ledger, LockFile, SchemaEntry, SchemaKey, SchemaUse, SkillEntry, SkillKey,
@@ -526,7 +527,7 @@ pub fn skill_diff(old: &SkillEntry, old_l: &Ledger, new: &SkillEntry, new_l: &Le
     }
 }
 
-fn mode_name(m: &crate::build::manifest::ResponseMode) -> String {
+fn mode_name(m: &crate::interface::ResponseMode) -> String {
     serde_json::to_value(m)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

@@ -17,10 +17,10 @@
 //! or a skill entry that does not reproduce its interface_digest is `lock_invalid`, never
 //! ignored — and written atomically (temporary file in the same directory, then rename).
 
-use crate::build::manifest::{Authority, DefaultMode, Interaction, ResponseMode};
-use crate::build::workspace::Role;
 use crate::finding::{Code, Finding, Location};
 use crate::interface::packaged_schema::INTERFACE_VERSION;
+use crate::interface::Role;
+use crate::interface::{Authority, DefaultMode, Interaction, ResponseMode};
 use crate::interface::{Document, SchemaReference};
 use crate::wire::digest::Digest;
 use crate::wire::schema_bytes::SchemaBytes;

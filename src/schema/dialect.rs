@@ -15,6 +15,10 @@ use serde_json::Value;
 /// The dialects interface version 1.0 supports.
 pub const SUPPORTED: &[&str] = &[DRAFT_2020_12];
 
+/// The dialect a Schema Reference has when none is written: the only one interface
+/// version 1.0 supports (draft "Schema Reference", dialect).
+pub const DEFAULT_DIALECT: &str = DRAFT_2020_12;
+
 /// Whether `dialect` is one version 1.0 supports (exact match).
 pub fn is_supported(dialect: &str) -> bool {
     SUPPORTED.contains(&dialect)

@@ -31,7 +31,7 @@
 //! co-inductive treatment of recursive schemas), which also makes cycles terminate.
 //! Depth and visit limits bound the work on hostile input; hitting one is `undecided`.
 
-use crate::build::workspace::Role;
+use crate::interface::Role;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};

@@ -47,7 +47,8 @@ fn example(text: &str) -> Result<(String, PathBuf), String> {
 
 /// The first valid input example of each skill of the workspace at `root`.
 fn workspace_examples(root: &Path) -> Result<Vec<(String, PathBuf)>, Vec<Finding>> {
-    use skillbundle::build::workspace::{self, Role};
+    use skillbundle::build::workspace;
+    use skillbundle::interface::Role;
     let ws = workspace::Workspace::open(root)?;
     let mut found = Vec::new();
     for dir in &ws.skill_dirs {
