@@ -6,41 +6,69 @@
 //! bundle. It never prints: every check returns [`finding::Finding`]s, and the
 //! `skillbundle` binary decides how to show them.
 //!
-//! The agent side is in the same crate: [`agent::Bundle::open`] verifies and loads a
-//! bundle, [`agent`] serves it (Agent Card entries, describe_skill, invocation checks
-//! returning the draft's [`interface::condition::ErrorObject`]s), and [`client`] has what
-//! a client agent checks on a describe_skill response and before composing two skills.
-//! Over the wire (feature `client`), `client::call` runs the draft's client procedure
-//! against a live agent and `client::probe` checks an agent's conformance; both read
-//! Tasks with [`client::final_task`] and name the requirement broken by its
-//! [`client::clause::Clause`].
+//! The agent side is in the same crate, and the names an agent embeds are re-exported
+//! here: [`Bundle::open`] verifies and loads a bundle against [`TrustedKeys`]
+//! ([`PublicKey`]s), and the loaded [`Bundle`] serves it (Agent Card entries,
+//! describe_skill, the checks on a [`Request`], returning the draft's [`ErrorObject`]s
+//! with a [`Condition`]); every check the library runs reports [`Finding`]s with a
+//! [`Code`]. With feature `oci`, `Bundle::fetch` loads from a registry (`Source`,
+//! `FetchOptions`).
 //!
-//! The folders follow the draft's concepts and sides: [`wire`] (the byte forms), [`fs`],
-//! [`schema`], [`interface`] (the vocabulary both sides share), [`crypto`], [`card`],
-//! [`bundle`] (the format), [`agent`], [`client`], `registry` (feature `oci`), [`build`]
-//! and [`release`] (the authoring side), `gateway` (feature `gateway`: a validating A2A
-//! gateway in front of an agent), and `python` (feature `python`).
+//! The modules follow the draft's concepts and sides: `wire` (the byte forms: JSON, YAML,
+//! JSON Pointer, Version String, digest), `fs` (the files the tool opens or replaces),
+//! `schema` (governance of one JSON Schema), `interface` (the draft's vocabulary both
+//! sides share: Skill Interface Document, Schema Reference, conditions), `crypto`,
+//! `card` (the A2A Agent Card), `bundle` (the format), `agent` (a loaded bundle and what
+//! it serves), `client` (what a client checks, and with feature `client` the wire
+//! client), `registry` (feature `oci`), `build` and `release` (the authoring side),
+//! `gateway` (feature `gateway`) and `python` (feature `python`). They are public for
+//! the `skillbundle` binary, the tests, the fuzz targets and the Python package, and
+//! hidden from the documentation: the re-exports below are the embedding API.
 
 // Findings travel on cold error paths only; boxing them would cost clarity, not speed.
 #![allow(clippy::result_large_err)]
 // The library never prints: findings are data, and the binary renders them.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(missing_docs)]
 
+#[doc(hidden)]
 pub mod agent;
+#[doc(hidden)]
 pub mod build;
+#[doc(hidden)]
 pub mod bundle;
+#[doc(hidden)]
 pub mod card;
+#[doc(hidden)]
 pub mod client;
+#[doc(hidden)]
 pub mod crypto;
+#[doc(hidden)]
 pub mod finding;
+#[doc(hidden)]
 pub mod fs;
 #[cfg(feature = "gateway")]
+#[doc(hidden)]
 pub mod gateway;
+#[doc(hidden)]
 pub mod interface;
 #[cfg(feature = "python")]
+#[doc(hidden)]
 pub mod python;
 #[cfg(feature = "oci")]
+#[doc(hidden)]
 pub mod registry;
+#[doc(hidden)]
 pub mod release;
+#[doc(hidden)]
 pub mod schema;
+#[doc(hidden)]
 pub mod wire;
+
+#[cfg(feature = "oci")]
+pub use agent::fetch::{FetchOptions, Source};
+pub use agent::{Bundle, Request, SignatureStatus, TrustedKeys};
+pub use crypto::keys::PublicKey;
+pub use finding::{Code, Finding, Location, Severity};
+pub use interface::condition::{Condition, ErrorObject};
+pub use interface::{Document, SchemaReference};

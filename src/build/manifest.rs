@@ -221,7 +221,7 @@ fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 /// The archive file name of bundle `name` at `version`: `<name>-<version>.tar.gz`.
-/// Both must satisfy [`is_safe_name`]; the result is then one file name component.
+/// Both must satisfy [`crate::fs::sandbox::is_safe_name`]; the result is then one file name component.
 pub fn archive_file_name(name: &str, version: &str) -> String {
     format!("{name}-{version}.tar.gz")
 }

@@ -1,9 +1,9 @@
 //! The authoring side: a vendor's workspace in, checked skills and a bundle out.
 //!
 //! Draft "Schema Publication and Packaging", Vendor release artifacts: a release
-//! pipeline "validate[s] all schemas; test[s] representative inputs and outputs against
-//! them; assign[s] stable schema URIs and versions; compute[s] schema digests" and
-//! produces a bundle manifest. The manifests and workspace are read here, the pipeline
+//! pipeline should "validate all schemas; test representative inputs and outputs against
+//! them; assign stable schema URIs and versions; compute schema digests" and, when it
+//! publishes a bundle, "produce a bundle manifest". The manifests and workspace are read here, the pipeline
 //! runs every check, and the scaffold makes a new workspace that passes them.
 
 pub mod checked_skill;

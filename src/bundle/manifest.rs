@@ -1,5 +1,5 @@
 //! `manifest.json`, the bundle manifest: one type, written by [`super::contents`] and
-//! read by [`super::load`], so the two cannot drift apart.
+//! read by [`crate::agent::load`], so the two cannot drift apart.
 //!
 //! The manifest names the bundle, the Skill Interface Schema and the generator, lists
 //! every skill with its interface document's path and digest and the identity of each

@@ -27,7 +27,7 @@
 //!   the same layer under a manifest that differs only in the annotation.
 //! - **How it is checked** ([`check`]): signed by a trusted key; bound to this bundle;
 //!   issued no later than now (plus [`CLOCK_SKEW`]); not expired; and, when the operator
-//!   asks for a maximum age (`--max-age`, [`crate::agent::fetch::FetchOptions::max_age`]),
+//!   asks for a maximum age (`--max-age`, `agent::fetch::FetchOptions::max_age`),
 //!   issued within it — and then a bundle without a statement is refused too. Every
 //!   time failure is [`Code::ReleaseExpired`].
 //!
@@ -35,7 +35,7 @@
 //! sign it; an operator who wants the split trusts a CI-only key in the JWK Set and
 //! signs statements with it), no snapshot role (one bundle per artifact, its digest in
 //! the statement), and no version counter (the agent's state already refuses older
-//! bundle versions, [`crate::agent::fetch`]).
+//! bundle versions, `agent::fetch`, feature `oci`).
 
 use crate::agent::TrustedKeys;
 use crate::crypto::jws::{self, JwsError, JwsSignature};

@@ -14,7 +14,7 @@
 //! the final Task from streamed events (artifactId, append, lastChunk as A2A defines).
 //!
 //! Pure functions of JSON values (the A2A 1.0 JSON form): the wire client
-//! ([`crate::client::call`]), the conformance probe ([`crate::client::probe`]) and the Python client share
+//! (`client::call`), the conformance probe (`client::probe`) and the Python client share
 //! them. The domain checks themselves are [`VerifiedInterface`]'s; a broken rule comes
 //! back as a [`Violation`] naming its [`Clause`], a JSON pointer into the Task, and a
 //! bounded excerpt of what the agent sent.

@@ -110,7 +110,7 @@ pub(crate) fn parse_canonical(bytes: &[u8]) -> Value {
         .expect("canonical bytes written by this crate parse")
 }
 
-/// A Skill Interface Document, typed: the one type the builder writes ([`Document::assemble`],
+/// A Skill Interface Document, typed: the one type the builder writes ([`crate::build::manifest::SkillManifest::assemble`],
 /// [`Document::write_jcs`]) and every reader reads ([`Document::read`]: bundle loading,
 /// the client's describe_skill check, the ledger, the inventory) — so the document's
 /// structure is spelled here and nowhere else.

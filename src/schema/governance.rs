@@ -12,7 +12,7 @@
 //! size or depth: a 300,000-property schema is refused before it costs anything), then
 //! dialect and closure (the validator would otherwise resolve a reference to its
 //! bundled meta-schema), then what only compiling would otherwise find (unknown `format`
-//! names, regular expressions that do not compile: [`validator::probe`]), then meta-schema
+//! names, regular expressions that do not compile: `validator::probe`), then meta-schema
 //! validation and compilation.
 //!
 //! Two ways out, one sequence: [`govern`] compiles at once (a build runs the examples

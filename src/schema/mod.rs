@@ -12,8 +12,8 @@
 //! [`govern`] is the only way a schema is compiled — [`limits::check_schema`] first
 //! (its reference chains taken from the one [`closure::analyze`] walk, whose findings
 //! are reported after the limits'), then [`dialect::check`], [`closure::check`],
-//! [`validator::probe`] and
-//! [`validator::compile`] (which validates against the meta-schema) — or, with
+//! `validator::probe` and
+//! `validator::compile` (which validates against the meta-schema) — or, with
 //! [`govern_lazily`], the meta-schema now and the compile on first use. The limit, dialect and closure walks are
 //! iterative and safe on any nesting; compiling and meta-validating recurse, so
 //! [`validator`] refuses values nested deeper than [`validator::MAX_NESTING`] on its own.

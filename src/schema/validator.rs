@@ -76,7 +76,7 @@ pub struct Validator {
 }
 
 /// Compiled `pattern` regular expressions shared between the validators built with the
-/// same cache (see [`compile`]), and the verdicts of [`probe`] on each distinct `format`
+/// same cache (see `compile`), and the verdicts of `probe` on each distinct `format`
 /// name and regular expression. Clones share one cache; it lives as long as one of them
 /// does.
 #[derive(Debug, Clone, Default)]
@@ -101,7 +101,7 @@ impl PatternCache {
 /// Compiling is most of what loading a bundle would cost (three quarters of `verify`'s
 /// memory and a third of its time at 10,000 skills, measured), and an agent rarely
 /// calls every skill it serves. So governance proves instead that compiling cannot fail
-/// — the limits, dialect and closure checks, the meta-schema, and [`probe`] for what
+/// — the limits, dialect and closure checks, the meta-schema, and `probe` for what
 /// only the compiler would otherwise find — and keeps the schema's canonical bytes; the
 /// validator is built the first time [`Governed::validator`] is called, once.
 #[derive(Debug)]
