@@ -83,7 +83,7 @@ fn routing_hints_are_honoured_and_never_contradict_the_request() {
         .find(|a| a.skill_id != ERC_ID)
         .unwrap();
     let e =
-        check(json!({"interface_id": a2a::interface_id(&other.skill_id, &other.skill_version)}))
+        check(json!({"interface_id": a2a::interface_id(&other.skill_id, &other.skill_version.to_string())}))
             .unwrap_err();
     assert_eq!(e.code(), Condition::InterfaceMismatch);
     // An unknown interface_id is rejected; its value is not repeated.

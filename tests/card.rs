@@ -2,8 +2,9 @@
 //! precise message per problem, and signatures are never left stale.
 
 use serde_json::{json, Value};
-use skillbundle::card::a2a::{self, Advertised, CardError};
+use skillbundle::card::a2a::{self, CardError};
 use skillbundle::card::agent_card::{self, CardProblem};
+use skillbundle::interface::binding::Binding;
 
 fn base() -> Value {
     json!({
@@ -19,10 +20,10 @@ fn base() -> Value {
 }
 
 fn merge(card: &Value) -> Result<Value, CardError> {
-    let ext = a2a::extension(&[Advertised {
+    let ext = a2a::extension(&[Binding {
         skill_id: "describe_skill".into(),
-        skill_version: "1.0".into(),
-        interface_digest: format!("sha256:{}", "0".repeat(64)),
+        skill_version: "1.0".parse().unwrap(),
+        interface_digest: format!("sha256:{}", "0".repeat(64)).parse().unwrap(),
     }]);
     a2a::merge_card(card, &ext, &[a2a::describe_skill()])
 }

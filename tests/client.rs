@@ -4,9 +4,9 @@
 //! remote task exists, so none has a task state.
 
 use serde_json::{json, Value};
-use skillbundle::card::a2a::Advertised;
 use skillbundle::client::interface_cache::InterfaceCache;
 use skillbundle::client::{self, Composition, VerifiedInterface};
+use skillbundle::interface::binding::Binding;
 use skillbundle::interface::condition::{Condition, ErrorObject};
 use skillbundle::wire::digest::Digest;
 
@@ -38,16 +38,16 @@ fn local(e: ErrorObject) -> Condition {
 
 /// Change the returned document, then re-digest it (and the schema's digest) so that
 /// only the rule under test can refuse it.
-fn with_input_schema(schema: Value) -> (Advertised, Value) {
+fn with_input_schema(schema: Value) -> (Binding, Value) {
     let mut r = response();
     let reference = &mut r["result"]["interface"]["input_schema"];
     reference["digest"] = json!(Digest::of_value(&schema).to_string());
     reference["resolution"]["schema"] = schema;
-    let digest = Digest::of_value(&r["result"]["interface"]).to_string();
+    let digest = Digest::of_value(&r["result"]["interface"]);
     r["result"]["interface_digest"] = json!(digest);
-    let advertised = Advertised {
+    let advertised = Binding {
         skill_id: ERC.into(),
-        skill_version: "1.0".into(),
+        skill_version: "1.0".parse().unwrap(),
         interface_digest: digest,
     };
     (advertised, r)
@@ -98,11 +98,11 @@ fn another_interface_version_is_unsupported_in_the_card_and_the_document() {
     );
     let mut r = response();
     r["result"]["interface"]["interface_version"] = json!("2.0");
-    let digest = Digest::of_value(&r["result"]["interface"]).to_string();
+    let digest = Digest::of_value(&r["result"]["interface"]);
     r["result"]["interface_digest"] = json!(digest);
-    let adv = Advertised {
+    let adv = Binding {
         skill_id: ERC.into(),
-        skill_version: "1.0".into(),
+        skill_version: "1.0".parse().unwrap(),
         interface_digest: digest,
     };
     assert_eq!(
@@ -241,11 +241,11 @@ fn the_transferred_value_is_validated_in_direct_composition() {
     let output = r["result"]["interface"]["output_schema"].clone();
     r["result"]["interface"]["input_schema"] = output;
     r["result"]["interface"]["skill_id"] = json!("act_on_condition");
-    let digest = Digest::of_value(&r["result"]["interface"]).to_string();
+    let digest = Digest::of_value(&r["result"]["interface"]);
     r["result"]["interface_digest"] = json!(digest);
-    let adv = Advertised {
+    let adv = Binding {
         skill_id: "act_on_condition".into(),
-        skill_version: "1.0".into(),
+        skill_version: "1.0".parse().unwrap(),
         interface_digest: digest,
     };
     let downstream = client::verify_describe_response(&adv, &r).unwrap();
@@ -272,7 +272,7 @@ fn the_cache_is_bound_to_agent_skill_version_and_digest() {
     let v = verified();
     let agent = "https://agent.example.com/.well-known/agent-card.json";
     let mut cache = InterfaceCache::new(2);
-    let advertised = v.advertised();
+    let advertised = v.advertised().clone();
     assert!(cache.get(agent, &advertised).is_none());
     cache.insert(agent, v.clone());
     assert_eq!(cache.get(agent, &advertised), Some(v.clone()));
@@ -281,10 +281,10 @@ fn the_cache_is_bound_to_agent_skill_version_and_digest() {
         .get("https://other.example.com/card", &advertised)
         .is_none());
     let mut other = advertised.clone();
-    other.skill_version = "1.1".into();
+    other.skill_version = "1.1".parse().unwrap();
     assert!(cache.get(agent, &other).is_none());
     let mut other = advertised.clone();
-    other.interface_digest = format!("sha256:{}", "0".repeat(64));
+    other.interface_digest = format!("sha256:{}", "0".repeat(64)).parse().unwrap();
     assert!(cache.get(agent, &other).is_none());
     // A newly read card with a changed digest invalidates the entry.
     let mut c = card();

@@ -8,6 +8,7 @@
 
 use crate::agent::Bundle;
 use crate::bundle::manifest::{BundleName, ManifestSchema};
+use crate::interface::binding::Binding;
 use serde::Serialize;
 
 /// The contents of a loaded bundle.
@@ -21,9 +22,9 @@ pub struct Inventory {
 /// One skill of a bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillListing {
-    pub skill_id: String,
-    pub skill_version: String,
-    pub interface_digest: String,
+    /// `skill_id`, `skill_version`, `interface_digest`.
+    #[serde(flatten)]
+    pub binding: Binding,
     /// Input, output, then each supporting record in document order: the same identity
     /// the manifest lists for each, read here from the document itself.
     pub schemas: Vec<ManifestSchema>,
@@ -34,14 +35,12 @@ pub fn of(bundle: &Bundle) -> Inventory {
     let skills = bundle
         .advertised()
         .into_iter()
-        .map(|a| SkillListing {
+        .map(|binding| SkillListing {
             schemas: bundle
-                .document(&a.skill_id)
+                .document(&binding.skill_id)
                 .map(|d| d.schemas().iter().map(ManifestSchema::of).collect())
                 .unwrap_or_default(),
-            skill_id: a.skill_id,
-            skill_version: a.skill_version,
-            interface_digest: a.interface_digest,
+            binding,
         })
         .collect();
     Inventory {

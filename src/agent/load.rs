@@ -45,10 +45,11 @@ use crate::bundle::archive::{self, ReadLimits};
 use crate::bundle::manifest::{Manifest, ManifestSchema, ManifestSkill};
 use crate::bundle::sign::{into_signing_payload, SIGNATURES};
 use crate::bundle::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
-use crate::card::a2a::{Advertised, EXTENSION_URI};
+use crate::card::a2a::EXTENSION_URI;
 use crate::crypto::jws::{self, JwsError, JwsSignature};
 use crate::crypto::keys::PublicKey;
 use crate::finding::{Code, Finding, Location};
+use crate::interface::binding::Binding;
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::interface::{Document, DESCRIBE_SKILL};
 use crate::schema::dialect::DEFAULT_DIALECT;
@@ -470,17 +471,10 @@ impl Bundle {
     }
 
     /// What the extension advertises for each skill, in manifest order.
-    pub fn advertised(&self) -> Vec<Advertised> {
+    pub fn advertised(&self) -> Vec<Binding> {
         self.order
             .iter()
-            .map(|id| {
-                let s = &self.skills[id];
-                Advertised {
-                    skill_id: s.document.skill_id.clone(),
-                    skill_version: s.document.skill_version.to_string(),
-                    interface_digest: s.document.digest.to_string(),
-                }
-            })
+            .map(|id| self.skills[id].document.binding())
             .collect()
     }
 }

@@ -14,6 +14,7 @@ use crate::build::workspace::{self, SkillSource, Workspace};
 use crate::bundle;
 use crate::card::a2a;
 use crate::finding::{self, Code, Finding, Location};
+use crate::interface::binding::Binding;
 use crate::interface::packaged_schema::InterfaceSchema;
 use crate::interface::Role;
 use crate::interface::{Document, SchemaReference, DESCRIBE_SKILL};
@@ -541,14 +542,7 @@ fn cross_skill(skills: &[CheckedSkill]) -> Vec<Finding> {
 
 /// The extension advertisement and AgentSkill entries for checked skills.
 pub fn card_fragment(skills: &[CheckedSkill]) -> serde_json::Value {
-    let advertised: Vec<a2a::Advertised> = skills
-        .iter()
-        .map(|s| a2a::Advertised {
-            skill_id: s.interface.skill_id.clone(),
-            skill_version: s.interface.skill_version.to_string(),
-            interface_digest: s.interface.digest.to_string(),
-        })
-        .collect();
+    let advertised: Vec<Binding> = skills.iter().map(|s| s.interface.binding()).collect();
     let entries: Vec<a2a_types::AgentSkill> = skills
         .iter()
         .map(|s| a2a::agent_skill(&s.interface.skill_id, &s.source.manifest.card))

@@ -7,6 +7,7 @@
 //! fragment by construction rather than by convention.
 
 use crate::card::agent_card::CardProblem;
+use crate::interface::binding::Binding;
 use crate::interface::DESCRIBE_SKILL;
 use a2a_types::{AgentExtension, AgentSkill};
 use serde::Deserialize;
@@ -41,28 +42,9 @@ pub const EXTENSION_URI: &str =
 /// The media type every v1.0 skill exchanges (a single Data Part).
 pub const JSON_MEDIA_TYPE: &str = "application/json";
 
-/// What the advertisement says about one skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Advertised {
-    pub skill_id: String,
-    pub skill_version: String,
-    pub interface_digest: String,
-}
-
-impl Advertised {
-    /// The extension's entry: `{"skill_id","skill_version","interface_digest"}`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "skill_id": self.skill_id,
-            "skill_version": self.skill_version,
-            "interface_digest": self.interface_digest,
-        })
-    }
-}
-
 /// The extension entry for `capabilities.extensions`.
-pub fn extension(skills: &[Advertised]) -> AgentExtension {
-    let entries: Vec<Value> = skills.iter().map(Advertised::to_json).collect();
+pub fn extension(skills: &[Binding]) -> AgentExtension {
+    let entries: Vec<Value> = skills.iter().map(Binding::to_json).collect();
     let mut params = HashMap::new();
     params.insert("interface_version".to_string(), json!("1.0"));
     params.insert("skills".to_string(), Value::Array(entries));
@@ -85,7 +67,7 @@ pub fn interface_id(skill_id: &str, skill_version: &str) -> String {
 /// `{id, kind, description, inputSchemaRef, outputSchemaRef, visibility}`, with the
 /// schema refs pointing into the describe_skill result for the skill
 /// (`describe_skill?skill_id=<id>#/result/interface/input_schema`).
-pub fn descriptor(skill: &Advertised) -> Value {
+pub fn descriptor(skill: &Binding) -> Value {
     let reference = |role: &str| {
         format!(
             "{DESCRIBE_SKILL}?skill_id={}#/result/interface/{role}",
@@ -93,7 +75,7 @@ pub fn descriptor(skill: &Advertised) -> Value {
         )
     };
     json!({
-        "id": interface_id(&skill.skill_id, &skill.skill_version),
+        "id": interface_id(&skill.skill_id, &skill.skill_version.to_string()),
         "kind": "schema_interface",
         "description": format!(
             "Skill Interface Document {} of {} {}: call describe_skill for the schemas",
@@ -115,13 +97,11 @@ pub fn with_descriptors(extension: &AgentExtension) -> AgentExtension {
     if let Some(Value::Array(entries)) = extension.params.as_mut().and_then(|p| p.get_mut("skills"))
     {
         for entry in entries.iter_mut() {
-            let text = |k: &str| entry[k].as_str().unwrap_or_default().to_string();
-            let advertised = Advertised {
-                skill_id: text("skill_id"),
-                skill_version: text("skill_version"),
-                interface_digest: text("interface_digest"),
-            };
-            entry["interfaces"] = json!([descriptor(&advertised)]);
+            // The entries are this crate's own (from [`extension`]), so each reads back
+            // as a binding.
+            if let Ok(binding) = Binding::deserialize(&*entry) {
+                entry["interfaces"] = json!([descriptor(&binding)]);
+            }
         }
     }
     extension
@@ -336,10 +316,10 @@ mod tests {
     }
 
     fn parts() -> (AgentExtension, Vec<AgentSkill>) {
-        let ext = extension(&[Advertised {
+        let ext = extension(&[Binding {
             skill_id: "s".into(),
-            skill_version: "1.0".into(),
-            interface_digest: format!("sha256:{}", "0".repeat(64)),
+            skill_version: "1.0".parse().unwrap(),
+            interface_digest: format!("sha256:{}", "0".repeat(64)).parse().unwrap(),
         }]);
         (ext, vec![describe_skill()])
     }

@@ -130,9 +130,8 @@ pub struct Agent {
 #[derive(Debug, Clone, Serialize)]
 pub struct Called {
     /// The binding the call used (card, describe_skill and request agree on it).
-    pub skill_id: String,
-    pub skill_version: String,
-    pub interface_digest: String,
+    #[serde(flatten)]
+    pub binding: crate::interface::binding::Binding,
     /// The downstream task's id and context, as the agent issued them.
     pub task_id: String,
     pub context_id: String,
@@ -359,7 +358,7 @@ impl Caller {
                 .to_string()
         };
         let task_id = text("/id");
-        let binding = interface.advertised();
+        let binding = interface.advertised().clone();
         let hop = match upstream {
             None => None,
             Some(up) => Some(
@@ -374,9 +373,7 @@ impl Caller {
             ),
         };
         Ok(Called {
-            skill_id: binding.skill_id,
-            skill_version: binding.skill_version,
-            interface_digest: binding.interface_digest,
+            binding,
             task_id,
             context_id: text("/contextId"),
             delivered,

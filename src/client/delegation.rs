@@ -14,6 +14,7 @@
 //! ([`METADATA_KEY`]), always qualified by the upstream agent's identity, and after the
 //! call a [`Hop`] records both sides for audit.
 
+use crate::interface::binding::Binding;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -85,9 +86,9 @@ pub struct Hop {
     pub upstream_task_id: String,
     pub downstream_agent: String,
     pub downstream_task_id: String,
-    pub skill_id: String,
-    pub skill_version: String,
-    pub interface_digest: String,
+    /// The downstream skill's binding: `skill_id`, `skill_version`, `interface_digest`.
+    #[serde(flatten)]
+    pub binding: Binding,
     /// The downstream task's terminal (or last observed) state.
     pub terminal_state: String,
 }
@@ -99,7 +100,7 @@ impl Hop {
         upstream: &Upstream,
         downstream_agent: &str,
         downstream_task_id: &str,
-        binding: &crate::card::a2a::Advertised,
+        binding: &Binding,
         terminal_state: &str,
     ) -> Option<Hop> {
         if upstream.agent == downstream_agent && upstream.task_id == downstream_task_id {
@@ -110,9 +111,7 @@ impl Hop {
             upstream_task_id: upstream.task_id.clone(),
             downstream_agent: downstream_agent.to_string(),
             downstream_task_id: downstream_task_id.to_string(),
-            skill_id: binding.skill_id.clone(),
-            skill_version: binding.skill_version.clone(),
-            interface_digest: binding.interface_digest.clone(),
+            binding: binding.clone(),
             terminal_state: terminal_state.to_string(),
         })
     }
@@ -135,10 +134,10 @@ mod tests {
         assert!(message.get("taskId").is_none() && message.get("contextId").is_none());
         assert_eq!(message["metadata"][METADATA_KEY]["upstream_task_id"], "t-1");
         assert_eq!(Upstream::from_message(&message), Some(up.clone()));
-        let binding = crate::card::a2a::Advertised {
+        let binding = Binding {
             skill_id: "s".into(),
-            skill_version: "1.0".into(),
-            interface_digest: "sha256:x".into(),
+            skill_version: "1.0".parse().unwrap(),
+            interface_digest: crate::wire::digest::Digest::of_bytes(b"x"),
         };
         assert!(Hop::record(&up, "http://a", "t-1", &binding, "TASK_STATE_COMPLETED").is_none());
         // The same id at another agent is another task.

@@ -330,7 +330,7 @@ pub fn describe_result(task: &Value) -> Result<Ending<Value>, Violation> {
 /// returned document, otherwise the document's validity. An unsupported interface
 /// version is the client's own condition, not the agent's violation: `Err(error)`.
 pub fn describe_violation(
-    selected: &crate::card::a2a::Advertised,
+    selected: &crate::interface::binding::Binding,
     data: &Value,
     error: ErrorObject,
 ) -> Result<Violation, ErrorObject> {
@@ -344,7 +344,7 @@ pub fn describe_violation(
         .pointer("/result/interface")
         .filter(|d| d.is_object())
         .map(|d| crate::wire::digest::Digest::of_value(d).to_string());
-    let triple = returned.is_some_and(|r| r != selected.interface_digest)
+    let triple = returned.is_some_and(|r| r != selected.interface_digest.as_str())
         || computed.as_deref().is_some_and(|c| Some(c) != returned);
     Ok(if triple {
         Violation::from_error(Clause::DigestTriple, "/result/interface_digest", &error)
@@ -389,7 +389,7 @@ pub fn skill_result(
     if state != TaskState::Completed {
         return ending_of(task, state, name);
     }
-    let skill = interface.skill_id.as_str();
+    let skill = interface.binding.skill_id.as_str();
     let artifacts = artifacts(task);
     let primary: Vec<usize> = (0..artifacts.len())
         .filter(|&i| artifacts[i].get("name").and_then(Value::as_str) == Some(skill))
@@ -616,18 +616,20 @@ impl Assembly {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::card::a2a::Advertised;
+    use crate::interface::binding::Binding;
 
     const RESPONSE: &str =
         include_str!("../../tests/vectors/describe_skill/evaluate_resource_condition.json");
     const SKILL: &str = "evaluate_resource_condition";
 
     fn interface() -> VerifiedInterface {
-        let adv = Advertised {
+        let adv = Binding {
             skill_id: SKILL.into(),
-            skill_version: "1.0".into(),
+            skill_version: "1.0".parse().unwrap(),
             interface_digest:
-                "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d".into(),
+                "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d"
+                    .parse()
+                    .unwrap(),
         };
         let response = crate::wire::json::parse(RESPONSE.as_bytes()).unwrap();
         crate::client::verify_describe_response(&adv, &response).unwrap()

@@ -13,12 +13,13 @@
 //! number of entries and evicts the least recently used one beyond it. Entries share
 //! their compiled validators ([`VerifiedInterface`] is cheap to clone).
 
-use crate::card::a2a::Advertised;
 use crate::client::{CardAdvertisement, VerifiedInterface};
+use crate::interface::binding::Binding;
 use std::collections::HashMap;
 
-/// The cache key: target identity, skill_id, skill_version, interface_digest.
-type Key = (String, String, String, String);
+/// The cache key: target identity and the binding (skill_id, skill_version,
+/// interface_digest).
+type Key = (String, Binding);
 
 /// Verified interfaces keyed by (agent, skill_id, skill_version, interface_digest).
 #[derive(Debug)]
@@ -28,13 +29,8 @@ pub struct InterfaceCache {
     clock: u64,
 }
 
-fn key(agent: &str, advertised: &Advertised) -> Key {
-    (
-        agent.to_string(),
-        advertised.skill_id.clone(),
-        advertised.skill_version.clone(),
-        advertised.interface_digest.clone(),
-    )
+fn key(agent: &str, advertised: &Binding) -> Key {
+    (agent.to_string(), advertised.clone())
 }
 
 impl InterfaceCache {
@@ -50,7 +46,7 @@ impl InterfaceCache {
     /// The verified interface for what the current Agent Card of `agent` advertises,
     /// if one is cached under exactly that binding. A changed version or digest misses:
     /// call describe_skill again.
-    pub fn get(&mut self, agent: &str, advertised: &Advertised) -> Option<VerifiedInterface> {
+    pub fn get(&mut self, agent: &str, advertised: &Binding) -> Option<VerifiedInterface> {
         self.clock += 1;
         let now = self.clock;
         self.entries.get_mut(&key(agent, advertised)).map(|entry| {
@@ -63,7 +59,7 @@ impl InterfaceCache {
     /// target: its card URL or endpoint). Evicts the least recently used entry when full.
     pub fn insert(&mut self, agent: &str, interface: VerifiedInterface) {
         self.clock += 1;
-        let k = key(agent, &interface.advertised());
+        let k = key(agent, interface.advertised());
         if !self.entries.contains_key(&k) && self.entries.len() >= self.capacity {
             if let Some(oldest) = self
                 .entries
@@ -81,14 +77,8 @@ impl InterfaceCache {
     /// advertises (another version or digest, or the skill gone). Returns how many.
     pub fn refresh(&mut self, agent: &str, card: &CardAdvertisement) -> usize {
         let before = self.entries.len();
-        self.entries.retain(|(a, id, version, digest), _| {
-            a != agent
-                || card.skills.iter().any(|s| {
-                    &s.skill_id == id
-                        && &s.skill_version == version
-                        && &s.interface_digest == digest
-                })
-        });
+        self.entries
+            .retain(|(a, binding), _| a != agent || card.skills.contains(binding));
         before - self.entries.len()
     }
 

@@ -42,8 +42,9 @@ pub mod probe;
 #[cfg(feature = "client")]
 pub mod transport;
 
-use crate::card::a2a::{Advertised, EXTENSION_URI};
+use crate::card::a2a::EXTENSION_URI;
 use crate::finding::{Code, Finding};
+use crate::interface::binding::Binding;
 use crate::interface::condition::{Condition, Detected, ErrorObject};
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::interface::{Document, DESCRIBE_SKILL};
@@ -57,9 +58,9 @@ use std::sync::Arc;
 /// compiled (format asserted, nothing ever fetched).
 #[derive(Clone)]
 pub struct VerifiedInterface {
-    pub skill_id: String,
-    pub skill_version: String,
-    pub interface_digest: Digest,
+    /// The skill_id, skill_version and interface_digest the Agent Card advertised, the
+    /// agent returned, and the client recomputed.
+    pub binding: Binding,
     /// The complete document as returned.
     pub document: Value,
     validators: Arc<Validators>,
@@ -74,9 +75,7 @@ struct Validators {
 impl std::fmt::Debug for VerifiedInterface {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VerifiedInterface")
-            .field("skill_id", &self.skill_id)
-            .field("skill_version", &self.skill_version)
-            .field("interface_digest", &self.interface_digest)
+            .field("binding", &self.binding)
             .finish_non_exhaustive()
     }
 }
@@ -85,21 +84,14 @@ impl std::fmt::Debug for VerifiedInterface {
 /// compiled from them).
 impl PartialEq for VerifiedInterface {
     fn eq(&self, other: &Self) -> bool {
-        self.skill_id == other.skill_id
-            && self.skill_version == other.skill_version
-            && self.interface_digest == other.interface_digest
-            && self.document == other.document
+        self.binding == other.binding && self.document == other.document
     }
 }
 
 impl VerifiedInterface {
     /// What the Agent Card advertised for this interface.
-    pub fn advertised(&self) -> Advertised {
-        Advertised {
-            skill_id: self.skill_id.clone(),
-            skill_version: self.skill_version.clone(),
-            interface_digest: self.interface_digest.to_string(),
-        }
+    pub fn advertised(&self) -> &Binding {
+        &self.binding
     }
 
     /// Validate the outgoing `arguments` against input_schema (step 7) and build the
@@ -109,9 +101,9 @@ impl VerifiedInterface {
     pub fn request(&self, arguments: Value) -> Result<Value, ErrorObject> {
         self.check_arguments(&arguments)?;
         Ok(json!({
-            "skill": self.skill_id,
-            "skill_version": self.skill_version,
-            "interface_digest": self.interface_digest.as_str(),
+            "skill": self.binding.skill_id,
+            "skill_version": self.binding.skill_version,
+            "interface_digest": self.binding.interface_digest.as_str(),
             "arguments": arguments,
         }))
     }
@@ -126,7 +118,7 @@ impl VerifiedInterface {
             || {
                 format!(
                     "the arguments do not conform to the input_schema of {} {}",
-                    self.skill_id, self.skill_version
+                    self.binding.skill_id, self.binding.skill_version
                 )
             },
         )
@@ -144,7 +136,7 @@ impl VerifiedInterface {
             || {
                 format!(
                     "the result does not conform to the output_schema of {} {}",
-                    self.skill_id, self.skill_version
+                    self.binding.skill_id, self.binding.skill_version
                 )
             },
         )
@@ -164,7 +156,7 @@ impl VerifiedInterface {
         let Some(members) = object.as_object() else {
             return invalid("the primary result is not a skill result object (a JSON object)");
         };
-        if members.get("skill").and_then(Value::as_str) != Some(self.skill_id.as_str()) {
+        if members.get("skill").and_then(Value::as_str) != Some(self.binding.skill_id.as_str()) {
             return invalid("the skill result object's \"skill\" is not the invoked skill");
         }
         if members.keys().any(|k| k != "skill" && k != "result") {
@@ -184,7 +176,10 @@ impl VerifiedInterface {
             return Err(ErrorObject::new(
                 Condition::OutputInvalid,
                 Detected::Client,
-                format!("the record's kind is not one {} declares", self.skill_id),
+                format!(
+                    "the record's kind is not one {} declares",
+                    self.binding.skill_id
+                ),
             ));
         };
         crate::agent::validate(
@@ -195,7 +190,7 @@ impl VerifiedInterface {
             || {
                 format!(
                     "the record does not conform to the schema {} declares for its kind",
-                    self.skill_id
+                    self.binding.skill_id
                 )
             },
         )
@@ -236,7 +231,7 @@ fn invalid(message: impl Into<String>) -> ErrorObject {
 /// Skill Interface Schema, another skill or version, an embedded schema whose digest does
 /// not match).
 pub fn verify_describe_response(
-    advertised: &Advertised,
+    advertised: &Binding,
     response: &Value,
 ) -> Result<VerifiedInterface, ErrorObject> {
     if let Err(pointer) = crate::wire::json::check_numbers(response) {
@@ -262,7 +257,7 @@ pub fn verify_describe_response(
         .ok_or_else(|| invalid("the describe_skill result has no interface document object"))?;
 
     // Step 4: returned digest == advertised, recomputed digest == both.
-    if returned != advertised.interface_digest {
+    if returned != advertised.interface_digest.as_str() {
         return Err(invalid(format!(
             "describe_skill returned interface_digest {returned}, but the Agent Card advertises {} for {}",
             advertised.interface_digest, advertised.skill_id
@@ -308,11 +303,10 @@ pub fn verify_describe_response(
             }
         ))
     })?;
-    let version = typed.skill_version.to_string();
-    if typed.skill_id != advertised.skill_id || version != advertised.skill_version {
+    if typed.skill_id != advertised.skill_id || typed.skill_version != advertised.skill_version {
         return Err(invalid(format!(
-            "the returned document describes {} {version}, but {} {} was selected",
-            typed.skill_id, advertised.skill_id, advertised.skill_version
+            "the returned document describes {} {}, but {} {} was selected",
+            typed.skill_id, typed.skill_version, advertised.skill_id, advertised.skill_version
         )));
     }
     // The draft's "Deliver schemas inline": the loader's governance, on every schema;
@@ -345,9 +339,11 @@ pub fn verify_describe_response(
         .zip(governed)
         .collect();
     Ok(VerifiedInterface {
-        skill_id: advertised.skill_id.clone(),
-        skill_version: advertised.skill_version.clone(),
-        interface_digest: computed,
+        binding: Binding {
+            skill_id: advertised.skill_id.clone(),
+            skill_version: advertised.skill_version,
+            interface_digest: computed,
+        },
         document: document.clone(),
         validators: Arc::new(Validators {
             input,
@@ -408,7 +404,7 @@ pub struct CardAdvertisement {
     /// The extension's `params.interface_version` (always 1.0 once read).
     pub interface_version: String,
     /// One binding per skill_id, in the card's order.
-    pub skills: Vec<Advertised>,
+    pub skills: Vec<Binding>,
     /// Whether the card's `skills` include `describe_skill`.
     pub describe_skill: bool,
     /// Whether the card marks the extension `required: true` (the agent refuses a
@@ -472,7 +468,7 @@ pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
         .flatten()
         .filter_map(|s| s["id"].as_str())
         .collect();
-    let mut skills: Vec<Advertised> = Vec::with_capacity(entries.len());
+    let mut skills: Vec<Binding> = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
         let text = |k: &str| entry.get(k).and_then(Value::as_str);
         let (Some(id), Some(version), Some(digest)) = (
@@ -484,16 +480,16 @@ pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
                 "the extension's skills[{i}] lacks a string skill_id, skill_version or interface_digest"
             )));
         };
-        if version.parse::<crate::wire::version::Version>().is_err() {
+        let Ok(version) = version.parse::<crate::wire::version::Version>() else {
             return Err(invalid(format!(
                 "the extension's skills[{i}].skill_version is not a canonical MAJOR.MINOR version"
             )));
-        }
-        if digest.parse::<Digest>().is_err() {
+        };
+        let Ok(digest) = digest.parse::<Digest>() else {
             return Err(invalid(format!(
                 "the extension's skills[{i}].interface_digest is not sha256: and 64 lowercase hex digits"
             )));
-        }
+        };
         if skills.iter().any(|s| s.skill_id == id) {
             return Err(invalid(format!(
                 "the extension's skills[{i}] binds a skill_id a second time; version 1.0 permits one binding per skill_id"
@@ -504,10 +500,10 @@ pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
                 "the extension's skills[{i}] binds a skill_id that is not an AgentSkill of the same card"
             )));
         }
-        skills.push(Advertised {
+        skills.push(Binding {
             skill_id: id.to_string(),
-            skill_version: version.to_string(),
-            interface_digest: digest.to_string(),
+            skill_version: version,
+            interface_digest: digest,
         });
     }
     Ok(CardAdvertisement {
@@ -521,7 +517,7 @@ pub fn read_card(card: &Value) -> Result<CardAdvertisement, ErrorObject> {
 impl CardAdvertisement {
     /// Select a skill (step 2): both describe_skill and the skill must be advertised,
     /// otherwise `skill_not_advertised` — detected before anything is sent.
-    pub fn select(&self, skill_id: &str) -> Result<&Advertised, ErrorObject> {
+    pub fn select(&self, skill_id: &str) -> Result<&Binding, ErrorObject> {
         let not = |m: &str| ErrorObject::new(Condition::SkillNotAdvertised, Detected::Client, m);
         if !self.describe_skill {
             return Err(not(
@@ -644,12 +640,14 @@ mod tests {
         crate::wire::json::parse(RESPONSE.as_bytes()).unwrap()
     }
 
-    fn advertised() -> Advertised {
-        Advertised {
+    fn advertised() -> Binding {
+        Binding {
             skill_id: "evaluate_resource_condition".into(),
-            skill_version: "1.0".into(),
+            skill_version: "1.0".parse().unwrap(),
             interface_digest:
-                "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d".into(),
+                "sha256:4dedea3f7ddf19e94d9fd0b30886624f50afb5aadc1b407508a05dd3c40f380d"
+                    .parse()
+                    .unwrap(),
         }
     }
 
@@ -662,9 +660,9 @@ mod tests {
     #[test]
     fn accepts_the_drafts_worked_example() {
         let verified = verify_describe_response(&advertised(), &response()).unwrap();
-        assert_eq!(verified.skill_id, "evaluate_resource_condition");
+        assert_eq!(verified.binding.skill_id, "evaluate_resource_condition");
         assert_eq!(
-            verified.interface_digest.as_str(),
+            verified.binding.interface_digest,
             advertised().interface_digest
         );
         assert_eq!(
@@ -678,7 +676,7 @@ mod tests {
     #[test]
     fn refuses_a_digest_other_than_the_advertised_one() {
         let mut adv = advertised();
-        adv.interface_digest = format!("sha256:{}", "0".repeat(64));
+        adv.interface_digest = format!("sha256:{}", "0".repeat(64)).parse().unwrap();
         assert_eq!(
             code(verify_describe_response(&adv, &response())),
             Condition::InterfaceInvalid
@@ -700,7 +698,7 @@ mod tests {
         for (field, value) in [("skill_id", "other_skill"), ("skill_version", "1.1")] {
             let mut r = response();
             r["result"]["interface"][field] = json!(value);
-            let digest = Digest::of_value(&r["result"]["interface"]).to_string();
+            let digest = Digest::of_value(&r["result"]["interface"]);
             r["result"]["interface_digest"] = json!(digest);
             let mut adv = advertised();
             adv.interface_digest = digest;
@@ -711,8 +709,8 @@ mod tests {
     }
 
     /// Re-digest a modified document so only the rule under test can refuse it.
-    fn redigested(mut r: Value) -> (Advertised, Value) {
-        let digest = Digest::of_value(&r["result"]["interface"]).to_string();
+    fn redigested(mut r: Value) -> (Binding, Value) {
+        let digest = Digest::of_value(&r["result"]["interface"]);
         r["result"]["interface_digest"] = json!(digest);
         let mut adv = advertised();
         adv.interface_digest = digest;

@@ -17,12 +17,12 @@
 //! fails when any MUST check fails; SHOULD checks are reported only. A probe never needs
 //! anything but the card URL, so it can run in CI against a staging agent.
 
-use crate::card::a2a::Advertised;
 use crate::client::call::{request_message, Agent, Caller, Failure};
 use crate::client::clause::{Clause, Level};
 use crate::client::final_task::{self, excerpt, Ending, Violation};
 use crate::client::transport::WireError;
 use crate::client::VerifiedInterface;
+use crate::interface::binding::Binding;
 use crate::interface::condition::Condition;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -243,7 +243,7 @@ fn from_failure(failure: &Failure, skill: Option<&str>, context: &str, otherwise
 async fn probe_skill(
     caller: &Caller,
     agent: &Agent,
-    skill: &Advertised,
+    skill: &Binding,
     example: Option<&Value>,
     checks: &mut Vec<Check>,
 ) {
@@ -276,9 +276,9 @@ async fn probe_skill(
     // A stale interface_digest, then a stale skill_version: interface_mismatch, rejected.
     let arguments = example.cloned().unwrap_or_else(|| json!({}));
     let mut stale_digest = request_of(&interface, arguments.clone());
-    stale_digest["interface_digest"] = json!(other_digest(&skill.interface_digest));
+    stale_digest["interface_digest"] = json!(other_digest(skill.interface_digest.as_str()));
     let mut stale_version = request_of(&interface, arguments);
-    stale_version["skill_version"] = json!(other_version(&skill.skill_version));
+    stale_version["skill_version"] = json!(other_version(&skill.skill_version.to_string()));
     for (what, request) in [
         ("a stale interface_digest", stale_digest),
         ("a stale skill_version", stale_version),
@@ -383,9 +383,9 @@ async fn probe_skill(
 /// The skill request object for `arguments`, whether or not they are valid.
 fn request_of(interface: &VerifiedInterface, arguments: Value) -> Value {
     json!({
-        "skill": interface.skill_id,
-        "skill_version": interface.skill_version,
-        "interface_digest": interface.interface_digest.as_str(),
+        "skill": interface.binding.skill_id,
+        "skill_version": interface.binding.skill_version,
+        "interface_digest": interface.binding.interface_digest.as_str(),
         "arguments": arguments,
     })
 }
@@ -443,7 +443,7 @@ async fn expect_refusal(
     expected: Condition,
     what: &str,
 ) -> Check {
-    let skill = Some(interface.skill_id.as_str());
+    let skill = Some(interface.binding.skill_id.as_str());
     let mut message = request_message(request);
     if !activate {
         message.as_object_mut().map(|m| m.remove("extensions"));

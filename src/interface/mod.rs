@@ -7,12 +7,14 @@
 //! [`Document::read`] on what was received) run at build time and again when an agent
 //! loads a bundle, so a document is never trusted just because a file says so.
 
+pub mod binding;
 pub mod condition;
 pub mod packaged_schema;
 pub mod terms;
 
 pub use terms::{Authority, DefaultMode, Interaction, ResponseMode, Role};
 
+use crate::interface::binding::Binding;
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::wire::digest::{write_jcs, Digest};
 use crate::wire::schema_bytes::SchemaBytes;
@@ -137,6 +139,16 @@ pub struct Document {
 }
 
 impl Document {
+    /// The skill binding this document is served under: its skill_id, skill_version and
+    /// interface_digest.
+    pub fn binding(&self) -> Binding {
+        Binding {
+            skill_id: self.skill_id.clone(),
+            skill_version: self.skill_version,
+            interface_digest: self.digest.clone(),
+        }
+    }
+
     /// A document of these parts; the digest is computed over the bytes they make.
     /// `schemas` holds one input and one output reference and any number of records, in
     /// any order of roles (records keep theirs). `None` without an input or an output.

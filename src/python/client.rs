@@ -10,12 +10,12 @@
 //! client detects itself `InterfaceError` — all defined in `skillbundle._client_errors`.
 
 use super::value;
-use crate::card::a2a::Advertised;
 use crate::client::clause::Clause;
 use crate::client::delegation::{Hop, Upstream};
 use crate::client::final_task::{self, Ending, Refusal, Violation};
 use crate::client::interface_cache::InterfaceCache;
 use crate::client::{CardAdvertisement, VerifiedInterface};
+use crate::interface::binding::Binding;
 use crate::interface::condition::{Condition, Detected};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -114,7 +114,7 @@ impl PyCard {
     /// `skill_id`, `skill_version`, `interface_digest` of each advertised skill.
     #[getter]
     fn skills<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let list: Vec<Value> = self.card.skills.iter().map(Advertised::to_json).collect();
+        let list: Vec<Value> = self.card.skills.iter().map(Binding::to_json).collect();
         value::to_python(py, &Value::Array(list))
     }
 
@@ -184,17 +184,17 @@ pub struct PyInterface {
 impl PyInterface {
     #[getter]
     fn skill_id(&self) -> &str {
-        &self.verified.skill_id
+        &self.verified.binding.skill_id
     }
 
     #[getter]
-    fn skill_version(&self) -> &str {
-        &self.verified.skill_version
+    fn skill_version(&self) -> String {
+        self.verified.binding.skill_version.to_string()
     }
 
     #[getter]
     fn interface_digest(&self) -> &str {
-        self.verified.interface_digest.as_str()
+        self.verified.binding.interface_digest.as_str()
     }
 
     #[getter]
@@ -248,7 +248,9 @@ impl PyInterface {
     fn __repr__(&self) -> String {
         format!(
             "VerifiedInterface({} {} {})",
-            self.verified.skill_id, self.verified.skill_version, self.verified.interface_digest
+            self.verified.binding.skill_id,
+            self.verified.binding.skill_version,
+            self.verified.binding.interface_digest
         )
     }
 }
@@ -334,7 +336,7 @@ fn delegation_hop<'py>(
         &up,
         downstream_agent,
         downstream_task_id,
-        &interface.verified.advertised(),
+        interface.verified.advertised(),
         terminal_state,
     )
     .ok_or_else(|| {

@@ -19,6 +19,7 @@ use crate::agent::message::{ExistingTask, Part, Policy, Refusal, Route};
 use crate::agent::task::Verdict;
 use crate::agent::Bundle;
 use crate::agent::{Input, Member, Request, RequestHead, REQUEST_MEMBERS};
+use crate::interface::binding::Binding;
 use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -33,23 +34,35 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 /// the interface it names, and its arguments as validated (integral numbers as `int`).
 #[pyclass(frozen, module = "skillbundle", name = "Invocation")]
 pub struct PyInvocation {
-    #[pyo3(get)]
-    skill_id: String,
-    #[pyo3(get)]
-    skill_version: String,
-    #[pyo3(get)]
-    interface_digest: String,
+    binding: Binding,
     #[pyo3(get)]
     arguments: Py<PyAny>,
 }
 
 #[pymethods]
 impl PyInvocation {
+    #[getter]
+    fn skill_id(&self) -> &str {
+        &self.binding.skill_id
+    }
+
+    #[getter]
+    fn skill_version(&self) -> String {
+        self.binding.skill_version.to_string()
+    }
+
+    #[getter]
+    fn interface_digest(&self) -> &str {
+        self.binding.interface_digest.as_str()
+    }
+
     fn __repr__(&self) -> String {
         // The arguments are the caller's: never in a repr that may reach a log.
         format!(
             "Invocation(skill_id={:?}, skill_version={:?}, interface_digest={:?})",
-            self.skill_id, self.skill_version, self.interface_digest
+            self.binding.skill_id,
+            self.binding.skill_version.to_string(),
+            self.binding.interface_digest.as_str()
         )
     }
 }
@@ -215,9 +228,7 @@ pub fn route(
                 .document(&skill_id)
                 .expect("a checked request names a bundle skill");
             Routed::Invoke(PyInvocation {
-                skill_version: doc.skill_version.to_string(),
-                interface_digest: doc.digest.to_string(),
-                skill_id,
+                binding: doc.binding(),
                 arguments: arguments_to_python(py, &arguments)?.unbind(),
             })
         }

@@ -464,12 +464,8 @@ impl PyBundle {
     #[getter]
     fn skills<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        for a in self.bundle.advertised() {
-            let d = PyDict::new(py);
-            d.set_item("skill_id", a.skill_id)?;
-            d.set_item("skill_version", a.skill_version)?;
-            d.set_item("interface_digest", a.interface_digest)?;
-            list.append(d)?;
+        for binding in self.bundle.advertised() {
+            list.append(crate::python::value::to_python(py, &binding.to_json())?)?;
         }
         Ok(list)
     }

@@ -1,13 +1,14 @@
 //! `skillbundle build`: check a workspace, write its bundle and record the release in
 //! the lock.
 
-use super::{count, progress, signing_key, skill_lines, SkillLine};
+use super::{count, progress, signing_key, skill_lines};
 use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::build::pipeline;
 use skillbundle::bundle;
 use skillbundle::crypto::keys::SigningKeyPair;
 use skillbundle::finding::Finding;
+use skillbundle::interface::binding::Binding;
 use skillbundle::release::evolution;
 use skillbundle::wire::version::Version;
 use std::path::{Path, PathBuf};
@@ -58,7 +59,7 @@ struct Report<'a> {
     release: Option<&'a Path>,
     lock: Option<LockReport<'a>>,
     signed_by: &'a [String],
-    skills: Vec<SkillLine>,
+    skills: Vec<Binding>,
     findings: &'a [Finding],
 }
 
@@ -196,7 +197,7 @@ fn build(
         if let Some(path) = doc.release {
             lines.push(format!("wrote the release statement {}", path.display()));
         }
-        lines.extend(doc.skills.iter().map(SkillLine::human));
+        lines.extend(doc.skills.iter().map(super::skill_line));
         if let Some(l) = &built.lock {
             let n = l.added_schemas.len() + l.added_skills.len();
             lines.push(if l.changed {

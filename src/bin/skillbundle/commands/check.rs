@@ -1,11 +1,12 @@
 //! `skillbundle check`: every check `build` runs, writing nothing.
 
-use super::{count, progress, skill_lines, SkillLine};
+use super::{count, progress, skill_lines};
 use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::build::pipeline;
 use skillbundle::bundle::destination::Permission;
 use skillbundle::finding::Finding;
+use skillbundle::interface::binding::Binding;
 use skillbundle::release::evolution;
 use skillbundle::release::ledger::LOCK_FILE;
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ pub struct Args {
 struct Report<'a> {
     ok: bool,
     warnings: Vec<String>,
-    skills: Vec<SkillLine>,
+    skills: Vec<Binding>,
     findings: &'a [Finding],
 }
 
@@ -95,7 +96,7 @@ fn check(
             "checked {}: all checks passed",
             count(checked.skills.len())
         )];
-        lines.extend(doc.skills.iter().map(SkillLine::human));
+        lines.extend(doc.skills.iter().map(super::skill_line));
         lines
     })
 }

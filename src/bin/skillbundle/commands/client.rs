@@ -7,14 +7,13 @@
 //! received result or a supporting record. Every refusal prints the draft's error
 //! object and exits 1; these are local conditions, with no remote task state.
 
-use super::SkillLine;
 use crate::render::{self, Format};
 use clap::Subcommand;
 use serde::Serialize;
 use skillbundle::client::{self, CardAdvertisement, VerifiedInterface};
 use skillbundle::finding::Finding;
+use skillbundle::interface::binding::Binding;
 use skillbundle::interface::condition::ErrorObject;
-use skillbundle::wire::digest::Digest;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -113,7 +112,7 @@ struct CardReport<'a> {
     ok: bool,
     interface_version: &'a str,
     describe_skill: bool,
-    skills: Vec<SkillLine>,
+    skills: &'a [Binding],
     findings: &'a [Finding],
 }
 
@@ -121,21 +120,9 @@ struct CardReport<'a> {
 #[derive(Serialize)]
 struct Checked<'a> {
     ok: bool,
-    skill_id: &'a str,
-    skill_version: &'a str,
-    interface_digest: &'a Digest,
+    #[serde(flatten)]
+    binding: &'a Binding,
     findings: &'a [Finding],
-}
-
-fn skills_json(card: &CardAdvertisement) -> Vec<SkillLine> {
-    card.skills
-        .iter()
-        .map(|s| SkillLine {
-            skill_id: s.skill_id.clone(),
-            skill_version: s.skill_version.clone(),
-            interface_digest: s.interface_digest.clone(),
-        })
-        .collect()
 }
 
 fn check_card(format: Format, path: &Path) -> ExitCode {
@@ -147,7 +134,7 @@ fn check_card(format: Format, path: &Path) -> ExitCode {
         ok: true,
         interface_version: &card.interface_version,
         describe_skill: card.describe_skill,
-        skills: skills_json(&card),
+        skills: &card.skills,
         findings: &[],
     };
     render::report(format, &[], &doc, || {
@@ -162,12 +149,7 @@ fn check_card(format: Format, path: &Path) -> ExitCode {
                 ", but not describe_skill: none can be used under the procedure"
             }
         )];
-        lines.extend(card.skills.iter().map(|s| {
-            format!(
-                "  {} {} {}",
-                s.skill_id, s.skill_version, s.interface_digest
-            )
-        }));
+        lines.extend(card.skills.iter().map(super::skill_line));
         lines
     })
 }
@@ -200,7 +182,9 @@ fn describe_check(
     let outcome = match &data {
         Data::None => Ok(format!(
             "verified: {} {} {} (every inline schema matches its digest)",
-            verified.skill_id, verified.skill_version, verified.interface_digest
+            verified.binding.skill_id,
+            verified.binding.skill_version,
+            verified.binding.interface_digest
         )),
         Data::Arguments(file) => {
             let arguments = match read(file) {
@@ -219,7 +203,7 @@ fn describe_check(
             Ok(v) => verified.check_result(&v).map(|()| {
                 format!(
                     "valid: the result conforms to the output_schema of {} {}",
-                    verified.skill_id, verified.skill_version
+                    verified.binding.skill_id, verified.binding.skill_version
                 )
             }),
             Err(code) => return code,
@@ -228,7 +212,7 @@ fn describe_check(
             Ok(v) => verified.check_record(kind, &v).map(|()| {
                 format!(
                     "valid: the record conforms to the schema {} declares for its kind",
-                    verified.skill_id
+                    verified.binding.skill_id
                 )
             }),
             Err(code) => return code,
@@ -238,9 +222,7 @@ fn describe_check(
         Ok(line) => {
             let doc = Checked {
                 ok: true,
-                skill_id: &verified.skill_id,
-                skill_version: &verified.skill_version,
-                interface_digest: &verified.interface_digest,
+                binding: &verified.binding,
                 findings: &[],
             };
             render::report(format, &[], &doc, || vec![line])

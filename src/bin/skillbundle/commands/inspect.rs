@@ -48,10 +48,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
     render::report(format, &[], &doc, || {
         let mut lines = vec![format!("{} {}", listed.bundle.name, listed.bundle.version)];
         for s in &listed.skills {
-            lines.push(format!(
-                "  {} {} {}",
-                s.skill_id, s.skill_version, s.interface_digest
-            ));
+            lines.push(super::skill_line(&s.binding));
             for r in &s.schemas {
                 let role = match &r.kind {
                     Some(k) => format!("record {k}"),

@@ -40,6 +40,7 @@ use skillbundle::build::pipeline;
 use skillbundle::bundle::release_statement;
 use skillbundle::crypto::keys::{PublicKey, SigningKeyPair};
 use skillbundle::finding::{Code, Finding};
+use skillbundle::interface::binding::Binding;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -181,34 +182,18 @@ pub struct BundleSummary<'a> {
     pub skills: usize,
 }
 
-/// One skill in a report: its id, version and interface digest.
-#[derive(Serialize)]
-pub struct SkillLine {
-    pub skill_id: String,
-    pub skill_version: String,
-    pub interface_digest: String,
-}
-
-impl SkillLine {
-    /// The human form: `  ID VERSION DIGEST`.
-    pub fn human(&self) -> String {
-        format!(
-            "  {} {} {}",
-            self.skill_id, self.skill_version, self.interface_digest
-        )
-    }
+/// One skill in a human report: `  ID VERSION DIGEST` (the JSON report carries the
+/// [`Binding`] itself).
+pub fn skill_line(binding: &Binding) -> String {
+    format!("  {}", binding.human())
 }
 
 /// The skills a check passed, as report lines.
-pub fn skill_lines(checked: &pipeline::Checked) -> Vec<SkillLine> {
+pub fn skill_lines(checked: &pipeline::Checked) -> Vec<Binding> {
     checked
         .skills
         .iter()
-        .map(|s| SkillLine {
-            skill_id: s.interface.skill_id.clone(),
-            skill_version: s.interface.skill_version.to_string(),
-            interface_digest: s.interface.digest.as_str().to_string(),
-        })
+        .map(|s| s.interface.binding())
         .collect()
 }
 

@@ -1,11 +1,12 @@
 //! `skillbundle verify`: load a bundle exactly as an agent does, and say what vouches
 //! for it.
 
-use super::{count, load, unverified_warning, Signature, SkillLine, TrustArgs};
+use super::{count, load, unverified_warning, Signature, TrustArgs};
 use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::agent::SignatureStatus;
 use skillbundle::finding::Finding;
+use skillbundle::interface::binding::Binding;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,7 +29,7 @@ struct Report<'a> {
     bundle: BundleId<'a>,
     signature: Signature,
     warnings: Vec<String>,
-    skills: Vec<SkillLine>,
+    skills: Vec<Binding>,
     findings: &'a [Finding],
 }
 
@@ -44,15 +45,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
         Ok(b) => b,
         Err(code) => return code,
     };
-    let skills: Vec<SkillLine> = bundle
-        .advertised()
-        .into_iter()
-        .map(|a| SkillLine {
-            skill_id: a.skill_id,
-            skill_version: a.skill_version,
-            interface_digest: a.interface_digest,
-        })
-        .collect();
+    let skills: Vec<Binding> = bundle.advertised();
     let doc = Report {
         ok: true,
         bundle: BundleId {
@@ -81,7 +74,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
             ),
         };
         let mut lines = vec![first];
-        lines.extend(doc.skills.iter().map(SkillLine::human));
+        lines.extend(doc.skills.iter().map(super::skill_line));
         lines
     });
     // The process exits next, and the OS takes the memory back at once: freeing every
