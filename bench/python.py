@@ -17,8 +17,8 @@ format, numbers and tags):
 For each workload, every implementation is measured in each of R rounds (default 5) of
 about S seconds (default 0.5), rounds interleaved so a change in machine load hits all
 alike; the table gives the median calls per second and per-call microseconds. The peers
-validate only the arguments against the input schema; check_request also converts the
-request, checks skill, version and digest. Formats are asserted by all (fastjsonschema
+validate only the arguments against the input schema; check_request also walks the whole
+request under the I-JSON rules, checks skill, version and digest, and builds the Invoke. Formats are asserted by all (fastjsonschema
 has no draft 2020-12: the schema is given to it without `$schema`).
 Also: `check_result` on the worked example's output, and the wall time of `Bundle.open`.
 The bundle is built with the CLI (target/release/skillbundle, else target/debug/).

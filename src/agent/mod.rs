@@ -738,3 +738,28 @@ pub(crate) mod tests_support {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The allocation-free comparison of the version check agrees with comparing
+        /// the written-out text, for every value and text.
+        #[test]
+        fn displays_as_is_to_string_equality(
+            major in 0u64..1000,
+            minor in proptest::option::of(0u64..1000),
+            text in "[0-9.]{0,9}",
+        ) {
+            let written = match minor {
+                Some(m) => format!("{major}.{m}"),
+                None => major.to_string(),
+            };
+            prop_assert!(displays_as(&written, &written));
+            prop_assert_eq!(displays_as(&written, &text), written == text);
+            prop_assert_eq!(displays_as(&major, &text), major.to_string() == text);
+        }
+    }
+}
