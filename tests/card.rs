@@ -3,8 +3,9 @@
 
 use serde_json::{json, Value};
 use skillbundle::card::a2a::{self, CardError};
-use skillbundle::card::agent_card::{self, CardProblem};
+use skillbundle::card::agent_card;
 use skillbundle::interface::binding::Binding;
+use skillbundle::wire::pointer::Problem;
 
 fn base() -> Value {
     json!({
@@ -33,7 +34,7 @@ fn problems(card: &Value) -> Vec<(String, String)> {
     match merge(card) {
         Err(CardError::NotACard(p)) => p
             .into_iter()
-            .map(|CardProblem { pointer, message }| (pointer, message))
+            .map(|Problem { pointer, message }| (pointer, message))
             .collect(),
         other => panic!("expected NotACard, got {other:?}"),
     }

@@ -6,9 +6,9 @@
 //! from `a2a-lf`, the A2A project's own Rust types, so the fragment is an A2A 1.0 card
 //! fragment by construction rather than by convention.
 
-use crate::card::agent_card::CardProblem;
 use crate::interface::binding::Binding;
 use crate::interface::DESCRIBE_SKILL;
+use crate::wire::pointer::Problem;
 use a2a_types::{AgentExtension, AgentSkill};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -174,7 +174,7 @@ fn sorted(value: &impl serde::Serialize) -> Value {
 pub enum CardError {
     /// The base is not an A2A 1.0 AgentCard: every problem, with its JSON Pointer.
     #[error("the base Agent Card is not an A2A 1.0 AgentCard: {}", describe(.0))]
-    NotACard(Vec<CardProblem>),
+    NotACard(Vec<Problem>),
     /// The base card already advertises the schema-interface extension.
     #[error("the base Agent Card already lists the extension {EXTENSION_URI}; remove it, the bundle provides it")]
     DuplicateExtension,
@@ -189,7 +189,7 @@ pub enum CardError {
     NotAnAgentCard(String),
 }
 
-fn describe(problems: &[CardProblem]) -> String {
+fn describe(problems: &[Problem]) -> String {
     problems
         .iter()
         .map(|p| {

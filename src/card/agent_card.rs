@@ -18,6 +18,7 @@
 //! (`google.protobuf.Struct`). Fields with explicit presence (`capabilities.streaming`,
 //! `pushNotifications`, `extendedAgentCard`) keep a `false`.
 
+use crate::wire::pointer::Problem;
 use serde_json::{Map, Value};
 
 /// The kind of a field, as protobuf's JSON mapping reads it.
@@ -262,16 +263,8 @@ fn snake(name: &str) -> String {
     out
 }
 
-/// One way a card is not an A2A 1.0 AgentCard: where (a JSON Pointer into the card)
-/// and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardProblem {
-    pub pointer: String,
-    pub message: String,
-}
-
 /// Every way `card` is not an A2A 1.0 AgentCard, in document order; empty when it is one.
-pub fn check(card: &Value) -> Vec<CardProblem> {
+pub fn check(card: &Value) -> Vec<Problem> {
     let mut problems = Vec::new();
     check_message(card, &AGENT_CARD, "", &mut problems);
     problems
@@ -296,11 +289,11 @@ fn hint(message: &Message, member: &str) -> &'static str {
     }
 }
 
-fn push(problems: &mut Vec<CardProblem>, pointer: String, message: String) {
-    problems.push(CardProblem { pointer, message });
+fn push(problems: &mut Vec<Problem>, pointer: String, message: String) {
+    problems.push(Problem { pointer, message });
 }
 
-fn check_message(value: &Value, message: &Message, at: &str, problems: &mut Vec<CardProblem>) {
+fn check_message(value: &Value, message: &Message, at: &str, problems: &mut Vec<Problem>) {
     let Some(members) = value.as_object() else {
         push(
             problems,
@@ -392,9 +385,9 @@ fn check_value(
     field: &Field,
     message: &Message,
     at: &str,
-    problems: &mut Vec<CardProblem>,
+    problems: &mut Vec<Problem>,
 ) {
-    let wrong = |problems: &mut Vec<CardProblem>, what: &str| {
+    let wrong = |problems: &mut Vec<Problem>, what: &str| {
         push(
             problems,
             at.to_string(),

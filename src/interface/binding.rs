@@ -19,8 +19,11 @@ use serde_json::Value;
 /// entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Binding {
+    /// The AgentSkill id.
     pub skill_id: String,
+    /// The one version of the skill bound.
     pub skill_version: Version,
+    /// The digest of that version's Skill Interface Document.
     pub interface_digest: Digest,
 }
 

@@ -17,6 +17,7 @@ pub use terms::{Authority, DefaultMode, Interaction, ResponseMode, Role};
 use crate::interface::binding::Binding;
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
 use crate::wire::digest::{write_jcs, Digest};
+use crate::wire::pointer::Problem;
 use crate::wire::schema_bytes::SchemaBytes;
 use crate::wire::version::Version;
 use serde_json::{json, Value};
@@ -306,7 +307,7 @@ impl Document {
     /// recomputed and compared with the declared one. One canonicalization gives the
     /// interface digest and every inline schema's bytes (JCS is compositional: a
     /// member's bytes are its own canonical bytes), so no schema is canonicalized twice.
-    pub fn read(schema: &InterfaceSchema, document: &Value) -> Result<Self, Vec<DocumentProblem>> {
+    pub fn read(schema: &InterfaceSchema, document: &Value) -> Result<Self, Vec<Problem>> {
         let problems = check_structure(schema, document);
         if !problems.is_empty() {
             return Err(problems);
@@ -319,10 +320,10 @@ impl Document {
                 .unwrap_or_default()
                 .to_string()
         };
-        let version = |text: &str, pointer: String, problems: &mut Vec<DocumentProblem>| {
+        let version = |text: &str, pointer: String, problems: &mut Vec<Problem>| {
             let parsed = text.parse::<Version>().ok();
             if parsed.is_none() {
-                problems.push(DocumentProblem {
+                problems.push(Problem {
                     pointer,
                     message: "the version's numbers are too large for this reader".into(),
                 });
@@ -357,7 +358,7 @@ impl Document {
             let actual = Digest::of_bytes(&canonical.bytes());
             let declared = text(reference, "digest");
             if declared != actual.as_str() {
-                problems.push(DocumentProblem {
+                problems.push(Problem {
                     pointer: format!("{pointer}/digest"),
                     message: format!(
                         "declared digest {declared} does not match the inline schema's digest {actual}"
@@ -399,7 +400,7 @@ impl Document {
             }
             _ => {
                 if problems.is_empty() {
-                    problems.push(DocumentProblem {
+                    problems.push(Problem {
                         pointer: String::new(),
                         message: "the document's interaction or authority cannot be read".into(),
                     });
@@ -411,24 +412,17 @@ impl Document {
 
     /// The Skill Interface Schema and the rules no schema can express, on a document this
     /// process assembled (its inline digests were computed from the very bytes it embeds).
-    pub fn check(&self, schema: &InterfaceSchema) -> Vec<DocumentProblem> {
+    pub fn check(&self, schema: &InterfaceSchema) -> Vec<Problem> {
         check_structure(schema, &self.to_value())
     }
 }
 
-/// One way a document is invalid: a JSON pointer into the document and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocumentProblem {
-    pub pointer: String,
-    pub message: String,
-}
-
 /// The Skill Interface Schema and the kind and skill_id rules.
-fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentProblem> {
-    let mut problems: Vec<DocumentProblem> = schema
+fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = schema
         .validate(document)
         .into_iter()
-        .map(|v| DocumentProblem {
+        .map(|v| Problem {
             pointer: v.instance_path,
             message: format!(
                 "does not conform to the Skill Interface Schema ({} at {}): {}",
@@ -438,7 +432,7 @@ fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentPr
         .collect();
     let skill_id = document.get("skill_id").and_then(Value::as_str);
     if skill_id == Some(DESCRIBE_SKILL) {
-        problems.push(DocumentProblem {
+        problems.push(Problem {
             pointer: "/skill_id".into(),
             message: format!("skill_id {DESCRIBE_SKILL:?} is reserved for interface retrieval"),
         });
@@ -455,7 +449,7 @@ fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentPr
         };
         let pointer = format!("/supporting_record_schemas/{i}/kind");
         if Some(kind) == skill_id {
-            problems.push(DocumentProblem {
+            problems.push(Problem {
                 pointer: pointer.clone(),
                 message: format!(
                     "supporting-record kind {kind:?} equals the skill_id; a record Artifact would be confused with the primary result"
@@ -463,7 +457,7 @@ fn check_structure(schema: &InterfaceSchema, document: &Value) -> Vec<DocumentPr
             });
         }
         if !seen.insert(kind) {
-            problems.push(DocumentProblem {
+            problems.push(Problem {
                 pointer,
                 message: format!("supporting-record kind {kind:?} is declared more than once"),
             });

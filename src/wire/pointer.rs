@@ -1,4 +1,5 @@
-//! JSON Pointer (RFC 6901) helpers shared by the schema checks.
+//! JSON Pointer (RFC 6901) helpers shared by the schema checks, and [`Problem`], the one
+//! `{pointer, message}` type for what is wrong where in a JSON value.
 //!
 //! Every schema finding names the place it is about with a JSON Pointer into the schema
 //! value, and the closure check has to follow pointers that appear in `$ref` fragments.
@@ -9,6 +10,18 @@
 
 use serde_json::Value;
 use std::borrow::Cow;
+
+/// One way a JSON value is wrong: where (a JSON Pointer into it) and why, in this
+/// crate's words (nothing quoted from the value). An Agent Card that is not an A2A 1.0
+/// AgentCard and a Skill Interface Document that breaks a rule of the draft are both
+/// reported as a list of these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// A JSON Pointer (RFC 6901) into the value; empty for the whole value.
+    pub pointer: String,
+    /// What is wrong there.
+    pub message: String,
+}
 
 /// Escape one reference token: `~` becomes `~0`, `/` becomes `~1`.
 pub fn escape(token: &str) -> Cow<'_, str> {
