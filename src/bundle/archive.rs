@@ -15,7 +15,7 @@
 //! zero blocks the writer ends with, followed by nothing. Since every header is
 //! regenerated with the writer's own code and compared byte for byte, the decompressed
 //! stream of an accepted archive *is* what [`write`] produces for its entries — the
-//! proof that no other reader can disagree (`tests/differential.rs` checks it against
+//! proof that no other reader can disagree (`tests/parts/canonical.rs` checks it against
 //! GNU tar and Python).
 //!
 //! Reading is streamed and bounded before anything is spent: sizes come from the header

@@ -8,7 +8,8 @@
 //! rather than `serde_json_canonicalizer`: that crate serializes every member name to JSON,
 //! parses it back and re-encodes it as UTF-16 to sort it, and was a third of the build's
 //! instructions. The output is the same bytes: the RFC 8785 vectors
-//! (`tests/jcs_vectors.rs`) and a property test against `serde_json_canonicalizer` check it.
+//! (`tests/integration/jcs_vectors.rs`) and a property test against
+//! `serde_json_canonicalizer` check it.
 //! Numbers are formatted as ECMAScript does (`ryu-js`, the formatter that crate uses too).
 
 use serde::{Deserialize, Serialize};

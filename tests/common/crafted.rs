@@ -2,8 +2,8 @@
 //! archives built from it at test time, one or more per class of archive trick (pax
 //! and GNU extension headers, links, data after the end, second gzip members, names
 //! and order the layout does not allow, oversized claims), each with the finding code
-//! the loader must give. Shared by `tests/hostile.rs`, `tests/canonical.rs` and
-//! `tests/resources.rs`.
+//! the loader must give. Shared by `tests/integration/hostile.rs`,
+//! `tests/parts/canonical.rs` and `tests/resources.rs`.
 
 use skillbundle::agent::{Bundle, TrustedKeys};
 

@@ -4,9 +4,9 @@ port, stopped by PID): the two upstream agents that know nothing of skillbundle
 front of one of them, and the two clients (a2a-sdk here, tests/js/client.cjs on
 @a2a-js/sdk through node), each on both bindings, blocking or streaming.
 
-Run by `cargo test --locked --test gateway` (tests/gateway.rs), which sets SKILLBUNDLE_BIN
-(this build's binary), SKILLBUNDLE_ROOT and SKILLBUNDLE_JS_MODULES (the npm packages
-`scripts/test-parts` installs with `npm ci` from tests/js/package-lock.json).
+Run by `cargo test --locked --test parts gateway::` (tests/parts/gateway.rs), which sets
+SKILLBUNDLE_BIN (this build's binary), SKILLBUNDLE_ROOT and SKILLBUNDLE_JS_MODULES (the
+npm packages `scripts/test-parts` installs with `npm ci` from tests/js/package-lock.json).
 
 Both clients' answers come back in one shape, the protocol's JSON form: a list of
 StreamResponse objects ({"task"}, {"message"}, {"statusUpdate"}, {"artifactUpdate"};

@@ -1,7 +1,7 @@
 """Shared fixtures of the Python tests: the CLI binary, and a signed bundle of the
 example workspace built by it (session-scoped, in a temporary directory).
 
-Run through `cargo test --locked` (tests/python.rs), which sets SKILLBUNDLE_BIN and
+Run through `cargo test --locked` (tests/parts/python.rs), which sets SKILLBUNDLE_BIN and
 SKILLBUNDLE_ROOT; run directly, they default to target/debug/skillbundle and the
 repository this file is in.
 """

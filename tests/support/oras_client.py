@@ -1,4 +1,4 @@
-"""The ORAS project's Python client (oras-py), driven by tests/registry.rs.
+"""The ORAS project's Python client (oras-py), driven by tests/parts/registry.rs.
 
     oras_client.py push REFERENCE FILE:MEDIA_TYPE [CONFIG_PATH:CONFIG_MEDIA_TYPE]
     oras_client.py pull REFERENCE OUTDIR        prints the files written, one a line
