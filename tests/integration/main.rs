@@ -46,3 +46,4 @@ mod refusals;
 mod release_files;
 mod release_output;
 mod shared_schemas;
+mod targets;
