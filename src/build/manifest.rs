@@ -1,6 +1,6 @@
 //! Manifests: `skillbundle.yaml` and `skills/<dir>/skill.yaml`, the vendor's contract.
 //!
-//! The field names here are a user contract (DESIGN.md), so they are declared once, as
+//! The field names here are a user contract (README, "The workspace"), so they are declared once, as
 //! serde structs with `deny_unknown_fields`: a typo is an error with a "did you mean",
 //! never a silently ignored setting. Versions use [`Version`], so an unquoted `1.10`
 //! is refused. Every path a manifest names is checked to stay inside the workspace.

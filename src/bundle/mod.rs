@@ -1,6 +1,6 @@
 //! Bundles: the signed, reproducible archive a vendor publishes and an agent loads.
 //!
-//! Layout (DESIGN.md): `manifest.json` (the bundle manifest), `interfaces/<skill_id>.json`
+//! Layout (README, "The bundle"): `manifest.json` (the bundle manifest), `interfaces/<skill_id>.json`
 //! (each Skill Interface Document as its JCS bytes, so `sha256sum` of the file equals its
 //! interface_digest) and `a2a/agent-card-fragment.json`. The manifest lists every skill,
 //! every Schema Reference's identity and digest, and the digest of every other file.

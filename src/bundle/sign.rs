@@ -1,6 +1,6 @@
 //! Signing a bundle manifest, and reading its signatures back.
 //!
-//! DESIGN.md fixes the shape: `manifest.json` carries `signatures: [{"protected",
+//! The README ("The bundle") fixes the shape: `manifest.json` carries `signatures: [{"protected",
 //! "signature"}]` (A2A's AgentCardSignature), each a JWS whose detached payload is the
 //! RFC 8785 (JCS) bytes of the manifest *without* its `signatures` member. Ed25519
 //! signatures are deterministic, so a signed bundle stays byte-for-byte reproducible

@@ -4,7 +4,7 @@
 //! the shape of A2A's `AgentCardSignature`: a JWS in the flattened JSON
 //! serialization whose payload is *detached* — it is not stored in the signature
 //! but recomputed by the verifier (for a manifest, the JCS bytes of the manifest
-//! without its `signatures` member; see DESIGN.md, "Outputs: a bundle"). Keeping
+//! without its `signatures` member; see the README, "The bundle"). Keeping
 //! the wire format plain JWS means any JOSE library, or a few lines of code with an
 //! Ed25519 primitive, can check a bundle without this crate.
 //!

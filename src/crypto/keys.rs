@@ -1,6 +1,6 @@
 //! Ed25519 keys: generation, files OpenSSL can read, and public keys as JWK.
 //!
-//! A bundle is signed with an Ed25519 key (see DESIGN.md, "Outputs: a bundle"). The
+//! A bundle is signed with an Ed25519 key (see the README, "The bundle"). The
 //! vendor keeps the private key; agents trust the public key. Both sides need files
 //! that other tools understand, so this module pins down the formats:
 //!

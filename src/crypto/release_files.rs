@@ -6,7 +6,7 @@
 //! The document is JSON: `{"format": "skillbundle-files/1", "files": [{"name",
 //! "digest"}], "signatures": [...]}`, files sorted by name, each `digest` the file's
 //! `sha256:` digest. The signatures are the same detached-payload JWS as a bundle
-//! manifest's ([`crate::crypto::jws`], DESIGN.md "Outputs: a bundle"): Ed25519 over the RFC 8785
+//! manifest's ([`crate::crypto::jws`], README "The bundle"): Ed25519 over the RFC 8785
 //! (JCS) bytes of the document without its `signatures` member.
 
 use crate::crypto::jws::{self, JwsError, JwsSignature};
