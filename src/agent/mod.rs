@@ -698,6 +698,29 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
+/// A skill request object that is not I-JSON (`why`, at `pointer` from the request
+/// object's root): `input_invalid` (`resource_limit_exceeded` when nested too deep),
+/// detected before acceptance. Inside `arguments` the detail's pointer is relative to
+/// them, as every `input_invalid` detail is; outside them no pointer is given (the
+/// request object itself is malformed).
+pub fn request_not_ijson(pointer: &str, why: &str, too_deep: bool) -> ErrorObject {
+    let inside = pointer
+        .strip_prefix("/arguments")
+        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
+    let holder = if inside.is_some() {
+        "its arguments"
+    } else {
+        "the request object"
+    };
+    ErrorObject::not_ijson(
+        Condition::InputInvalid,
+        Detected::BeforeAcceptance,
+        too_deep,
+        format!("the request is not I-JSON: {holder} holds {why}"),
+        inside.map(str::to_string),
+    )
+}
+
 /// A bundle of the example workspace (example-skills), built unsigned once per test
 /// process, for the unit tests of the agent side.
 #[cfg(test)]
@@ -761,5 +784,28 @@ mod tests {
             prop_assert_eq!(displays_as(&written, &text), written == text);
             prop_assert_eq!(displays_as(&major, &text), major.to_string() == text);
         }
+    }
+
+    #[test]
+    fn data_that_is_not_ijson_is_placed_as_the_draft_places_details() {
+        let why = "a value nested too deep";
+        let inside = request_not_ijson("/arguments/a/0", why, false);
+        assert_eq!(inside.code(), Condition::InputInvalid);
+        assert_eq!(inside.details()[0].instance_path, "/a/0");
+        assert_eq!(
+            request_not_ijson("/arguments", why, false).details()[0].instance_path,
+            ""
+        );
+        // A member merely named like `arguments` is outside them: no pointer.
+        let outside = request_not_ijson("/argumentsX/a", why, true);
+        assert_eq!(outside.code(), Condition::ResourceLimitExceeded);
+        assert!(outside.details().is_empty());
+        assert_eq!(outside.task_state(), Some(a2a_types::TaskState::Rejected));
+        let task::Verdict::Fail(output) = task::output_not_ijson("/x".into(), why, false) else {
+            panic!("not a failure")
+        };
+        assert_eq!(output.code(), Condition::OutputInvalid);
+        assert_eq!(output.details()[0].instance_path, "/x");
+        assert_eq!(output.task_state(), Some(a2a_types::TaskState::Failed));
     }
 }

@@ -561,6 +561,19 @@ fn error_placement(state: State, parts: &[Option<Value>]) -> Result<(), ErrorObj
     }
 }
 
+/// The verdict for an Artifact whose data is not I-JSON (`why`, at `pointer` within the
+/// offending Part's data): the Task fails with `output_invalid`
+/// (`resource_limit_exceeded` when nested too deep).
+pub fn output_not_ijson(pointer: String, why: &str, too_deep: bool) -> Verdict {
+    Verdict::Fail(ErrorObject::not_ijson(
+        Condition::OutputInvalid,
+        Detected::DuringProcessing,
+        too_deep,
+        format!("an Artifact's data is not I-JSON: it holds {why}"),
+        Some(pointer),
+    ))
+}
+
 impl Bundle {
     /// Check the data of a primary result Artifact's single Data Part (`None` when the
     /// Artifact has no single Data Part, or there is none): the skill result object

@@ -161,6 +161,36 @@ impl ErrorObject {
         self
     }
 
+    /// Data that is not I-JSON, met where the condition `code` applies (draft: I-JSON
+    /// for every JSON value of the mapping): `resource_limit_exceeded` instead when it
+    /// is nested beyond the limit ("Resource limits"). `what` names the data, `why` says
+    /// what is wrong without the value; `pointer` is where, put in `details` when given
+    /// (never the value itself).
+    pub fn not_ijson(
+        code: Condition,
+        detected: Detected,
+        too_deep: bool,
+        message: String,
+        pointer: Option<String>,
+    ) -> Self {
+        let code = if too_deep {
+            Condition::ResourceLimitExceeded
+        } else {
+            code
+        };
+        let error = ErrorObject::new(code, detected, message);
+        match pointer {
+            Some(instance_path) => error.with_details(vec![Detail {
+                instance_path,
+                schema_path: None,
+                keyword: None,
+                expected: None,
+                actual: None,
+            }]),
+            None => error,
+        }
+    }
+
     pub fn code(&self) -> Condition {
         self.error.code
     }

@@ -20,15 +20,15 @@ use crate::agent::task::Verdict;
 use crate::agent::Bundle;
 use crate::agent::{Input, Member, Request, RequestHead, REQUEST_MEMBERS};
 use crate::interface::binding::Binding;
-use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
+use crate::interface::condition::{Condition, ErrorObject};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 
-/// The largest integer I-JSON allows (2^53 − 1).
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+/// The largest integer I-JSON allows (2^53 − 1), as a double (exact).
+const MAX_SAFE_INTEGER: f64 = crate::wire::json::MAX_SAFE_INTEGER as f64;
 
 /// `skillbundle.Invocation`: a domain-skill request that passed every check — the skill,
 /// the interface it names, and its arguments as validated (integral numbers as `int`).
@@ -131,43 +131,11 @@ pub fn parts_json(
     Ok(Ok(values))
 }
 
-/// A request Part that is not I-JSON: `input_invalid` (`resource_limit_exceeded` when too
-/// deep), its pointer relative to `arguments` when it is inside them, as every
-/// `input_invalid` detail is; outside them, no pointer is given (the request object
-/// itself is malformed).
+/// A request Part that is not I-JSON: the library's error object for it
+/// ([`crate::agent::request_not_ijson`]).
 pub fn refused_request(refused: value::Refused) -> ErrorObject {
-    let code = if matches!(refused.why, value::Refusal::TooDeep(_)) {
-        Condition::ResourceLimitExceeded
-    } else {
-        Condition::InputInvalid
-    };
-    let inside = refused
-        .pointer
-        .strip_prefix("/arguments")
-        .filter(|rest| rest.is_empty() || rest.starts_with('/'));
-    let error = ErrorObject::new(
-        code,
-        Detected::BeforeAcceptance,
-        format!(
-            "the request is not I-JSON: {} holds {}",
-            if inside.is_some() {
-                "its arguments"
-            } else {
-                "the request object"
-            },
-            refused.why.describe()
-        ),
-    );
-    match inside {
-        Some(at) => error.with_details(vec![Detail {
-            instance_path: at.to_string(),
-            schema_path: None,
-            keyword: None,
-            expected: None,
-            actual: None,
-        }]),
-        None => error,
-    }
+    let too_deep = matches!(refused.why, value::Refusal::TooDeep(_));
+    crate::agent::request_not_ijson(&refused.pointer, &refused.why.describe(), too_deep)
 }
 
 /// What a Message is, as the Python adapter dispatches on it.
@@ -237,32 +205,11 @@ pub fn route(
     })
 }
 
-/// The verdict for an Artifact's Parts that are not I-JSON: the Task fails
-/// (`output_invalid`, or `resource_limit_exceeded` when nested too deep), the pointer
-/// relative to the offending Part's data.
+/// The verdict for an Artifact's Parts that are not I-JSON
+/// ([`crate::agent::task::output_not_ijson`]).
 pub fn refused_output(refused: value::Refused) -> Verdict {
-    let code = if matches!(refused.why, value::Refusal::TooDeep(_)) {
-        Condition::ResourceLimitExceeded
-    } else {
-        Condition::OutputInvalid
-    };
-    Verdict::Fail(
-        ErrorObject::new(
-            code,
-            Detected::DuringProcessing,
-            format!(
-                "an Artifact's data is not I-JSON: it holds {}",
-                refused.why.describe()
-            ),
-        )
-        .with_details(vec![Detail {
-            instance_path: refused.pointer,
-            schema_path: None,
-            keyword: None,
-            expected: None,
-            actual: None,
-        }]),
-    )
+    let too_deep = matches!(refused.why, value::Refusal::TooDeep(_));
+    crate::agent::task::output_not_ijson(refused.pointer, &refused.why.describe(), too_deep)
 }
 
 /// A verdict as the tuple the adapter dispatches on.

@@ -25,7 +25,7 @@ use crate::agent::Admitted;
 use crate::agent::{Bundle, TrustedKeys};
 use crate::card::a2a::{self, EXTENSION_URI};
 use crate::crypto::keys::{self, KeyError, PublicKey};
-use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
+use crate::interface::condition::{Condition, Detected, ErrorObject};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -89,23 +89,9 @@ pub(crate) fn refused_value(
             refused.why.describe()
         ));
     }
-    let code = if matches!(refused.why, value::Refusal::TooDeep(_)) {
-        Condition::ResourceLimitExceeded
-    } else {
-        code
-    };
-    let error = ErrorObject::new(
-        code,
-        stage,
-        format!("{what} is not I-JSON: it holds {}", refused.why.describe()),
-    )
-    .with_details(vec![Detail {
-        instance_path: refused.pointer,
-        schema_path: None,
-        keyword: None,
-        expected: None,
-        actual: None,
-    }]);
+    let too_deep = matches!(refused.why, value::Refusal::TooDeep(_));
+    let message = format!("{what} is not I-JSON: it holds {}", refused.why.describe());
+    let error = ErrorObject::not_ijson(code, stage, too_deep, message, Some(refused.pointer));
     interface_error(py, &error)
 }
 

@@ -20,14 +20,12 @@
 //! [`to_json`] applies the same rules while it builds a `serde_json::Value`, for values
 //! the library must hold (a result, a record, an Agent Card).
 
+use crate::wire::json::MAX_SAFE_INTEGER;
 use crate::wire::pointer;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::{ffi, Borrowed};
 use serde_json::{Map, Number, Value};
-
-/// The largest integer I-JSON allows (2^53 − 1).
-const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// Why a Python object is not a JSON value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,7 +258,7 @@ impl Walker<'_> {
             }
             let mut overflow: std::os::raw::c_int = 0;
             let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
-            if overflow != 0 || v.unsigned_abs() > MAX_SAFE_INTEGER as u64 {
+            if overflow != 0 || v.unsigned_abs() > MAX_SAFE_INTEGER {
                 return Err((Vec::new(), Refusal::IntegerOutOfRange));
             }
             self.admit(obj);
@@ -340,7 +338,7 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize, max: usize) -> Result<Value, Fa
     }
     if let Ok(i) = obj.cast_exact::<PyInt>() {
         return match i.extract::<i64>() {
-            Ok(v) if v.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(Value::Number(v.into())),
+            Ok(v) if v.unsigned_abs() <= MAX_SAFE_INTEGER => Ok(Value::Number(v.into())),
             _ => Err((Vec::new(), Refusal::IntegerOutOfRange)),
         };
     }
