@@ -80,7 +80,7 @@ const MAX_QUEUED_BYTES: usize = 8 << 20;
 /// generated bundles: 1,219,778 bytes and 25,016 values for 1,000 skills), so 16 MiB is
 /// room for some 13,000 skills; the 10,000-skill benchmark bundle needs 12 MB. (1 MiB,
 /// the first cap, refused every bundle of more than about 850 skills.)
-pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+pub const MAX_BUNDLE_MANIFEST_BYTES: u64 = 16 << 20;
 /// The most values `manifest.json` may hold (every member value and array element),
 /// counted while parsing: room for 12,000 skills, and a bound on what the tree of an
 /// unauthenticated manifest costs whatever its text (`[]` is two bytes and a `Value`).
@@ -498,7 +498,7 @@ fn archive_finding(e: archive::ArchiveError) -> Vec<Finding> {
 
 /// The first pass over a bundle archive: the canonical form checked, only names the
 /// bundle layout allows, every entry hashed and dropped except `manifest.json`, whose
-/// size is checked from its header (at most [`MAX_MANIFEST_BYTES`]) before it is read;
+/// size is checked from its header (at most [`MAX_BUNDLE_MANIFEST_BYTES`]) before it is read;
 /// then the manifest parsed as I-JSON with bounded nesting. Nothing else is kept, so
 /// what an unauthenticated archive can make a reader spend is bounded by the manifest.
 fn read_manifest_and_digests(
@@ -515,7 +515,7 @@ fn read_manifest_and_digests(
         if path != MANIFEST_PATH {
             return Ok(archive::Disposition::Hash);
         }
-        if size > MAX_MANIFEST_BYTES {
+        if size > MAX_BUNDLE_MANIFEST_BYTES {
             return Err(archive::ArchiveError::limit(
                 "manifest.json is larger than the limit allows (refused from its header, before it was read)",
             ));

@@ -115,14 +115,14 @@ impl RecordSource {
 /// The largest manifest (`skillbundle.yaml`, `skill.yaml`, an `.expect.yaml` sidecar)
 /// read, in bytes. Real ones are a few kilobytes; the bound is checked before the file is
 /// read, so a huge one costs neither memory nor parsing time.
-pub const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+pub const MAX_SOURCE_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Read and parse a manifest file; every problem becomes a finding on `display`.
 pub fn read<T: serde::de::DeserializeOwned>(path: &Path, display: &Path) -> Result<T, Finding> {
     let io = |e: std::io::Error| {
         Finding::at_file(Code::Io, format!("cannot read the manifest: {e}"), display)
     };
-    if std::fs::metadata(path).map_err(io)?.len() > MAX_MANIFEST_BYTES {
+    if std::fs::metadata(path).map_err(io)?.len() > MAX_SOURCE_MANIFEST_BYTES {
         return Err(Finding::at_file(
             Code::ResourceLimitExceeded,
             "the manifest is larger than the size limit for manifests",

@@ -65,7 +65,7 @@ const ANNOTATION_TITLE: &str = "org.opencontainers.image.title";
 const ANNOTATION_VERSION: &str = "org.opencontainers.image.version";
 const ANNOTATION_CREATED: &str = "org.opencontainers.image.created";
 /// The largest manifest read: Distribution's own limit for a manifest PUT.
-pub const MAX_MANIFEST_BYTES: usize = 4 * 1024 * 1024;
+pub const MAX_OCI_MANIFEST_BYTES: usize = 4 * 1024 * 1024;
 
 /// How to talk to registries.
 #[derive(Debug, Clone, Default)]
@@ -312,7 +312,7 @@ impl Session {
     }
 
     /// GET the manifest at `target`, accepting `media_type`: `None` when there is none,
-    /// a finding when it is larger than [`MAX_MANIFEST_BYTES`].
+    /// a finding when it is larger than [`MAX_OCI_MANIFEST_BYTES`].
     pub(crate) async fn get_manifest(
         &self,
         target: &Reference,
@@ -324,9 +324,9 @@ impl Session {
             .pull_manifest_raw(target, &self.auth, &[media_type])
             .await
         {
-            Ok((bytes, _)) if bytes.len() > MAX_MANIFEST_BYTES => Err(Finding::new(
+            Ok((bytes, _)) if bytes.len() > MAX_OCI_MANIFEST_BYTES => Err(Finding::new(
                 Code::ResourceLimitExceeded,
-                format!("a manifest is larger than {MAX_MANIFEST_BYTES} bytes"),
+                format!("a manifest is larger than {MAX_OCI_MANIFEST_BYTES} bytes"),
                 location(at),
             )),
             Ok((bytes, _)) => Ok(Some(bytes.to_vec())),
@@ -626,7 +626,7 @@ async fn pull_within(
         .unwrap_or("latest")
         .to_string();
     let (manifest_bytes, manifest_digest) = session
-        .manifest(&target, &[MANIFEST_MEDIA_TYPE], MAX_MANIFEST_BYTES)
+        .manifest(&target, &[MANIFEST_MEDIA_TYPE], MAX_OCI_MANIFEST_BYTES)
         .await?;
     let actual = sha256(&manifest_bytes);
     let asked_for = reference.digest().is_some_and(|d| d != actual);

@@ -32,7 +32,7 @@
 //! bundle's manifest — proof that the signature is published where other tools look,
 //! not a second source of trust. Everything the registry lists is untrusted: at most
 //! [`MAX_CANDIDATES`] descriptors are looked at, each manifest is read within
-//! [`registry::MAX_MANIFEST_BYTES`] and must have the digest it was asked for by, and
+//! [`registry::MAX_OCI_MANIFEST_BYTES`] and must have the digest it was asked for by, and
 //! each JWS within [`MAX_JWS_BYTES`], checked against its declared size and digest; the
 //! whole operation has the overall deadline of [`registry::Timeouts`].
 
@@ -345,7 +345,7 @@ async fn verify_signature_within(
     };
     let (_, payload) = signed_manifest(bundle_bytes)?;
     let mut session = registry::read_session(reference, options)?;
-    let cap = registry::MAX_MANIFEST_BYTES;
+    let cap = registry::MAX_OCI_MANIFEST_BYTES;
     // The referrers API, or the referrers tag schema where the registry has none.
     let index = match session
         .referrers(manifest_digest, SIGNATURE_ARTIFACT_TYPE, cap)
@@ -406,7 +406,11 @@ async fn check_candidate(
         ));
     }
     let bytes = match session
-        .manifest(digest, &[MANIFEST_MEDIA_TYPE], registry::MAX_MANIFEST_BYTES)
+        .manifest(
+            digest,
+            &[MANIFEST_MEDIA_TYPE],
+            registry::MAX_OCI_MANIFEST_BYTES,
+        )
         .await
     {
         Ok((bytes, _)) => bytes,
