@@ -109,6 +109,18 @@ def test_valid_requests_reach_the_upstream_and_valid_results_come_back(gateway: 
         assert upstream.calls()["skills"].get(skill, 0) == before["skills"].get(skill, 0) + 1
 
 
+def test_a_chunked_result_is_assembled_and_delivered(gateway: Gateway, schemas: Schemas,
+                                                    example_arguments: dict) -> None:
+    arguments = {**example_arguments, "resource_id": "misbehave:chunked"}
+    for client in clients(gateway.url):
+        sent = client.send(data=skill_request(schemas, SKILL, arguments))
+        task, artifacts, _ = seen(client, sent)
+        assert task is not None and task["status"]["state"] == "TASK_STATE_COMPLETED", (label(client), task)
+        schemas.assert_valid_artifacts(SKILL, [a for a in artifacts if a.get("parts")])
+        (result,) = [a for a in task["artifacts"] if a["name"] == SKILL]
+        assert result["parts"][0]["data"]["result"]["result"] == "condition_not_met"
+
+
 def test_describe_skill_is_answered_from_the_bundle(gateway: Gateway, upstream: Upstream, schemas: Schemas) -> None:
     for client in clients(gateway.url):
         for skill in SKILLS:
@@ -191,7 +203,7 @@ def test_an_oversized_body_is_refused_before_the_upstream(gateway: Gateway, upst
 OUTPUT_INVALID = ["invalid-result", "undeclared-record", "invalid-record", "two-results"]
 
 
-@pytest.mark.parametrize("mode", [*OUTPUT_INVALID, "slow"])
+@pytest.mark.parametrize("mode", [*OUTPUT_INVALID, "raise", "slow"])
 def test_each_upstream_misbehaviour_fails_the_task_with_nothing_invalid_delivered(
         gateway: Gateway, upstream: Upstream, schemas: Schemas, example_arguments: dict, mode: str) -> None:
     arguments = {**example_arguments, "resource_id": f"misbehave:{mode}"}
