@@ -12,7 +12,7 @@
 use super::log::LogRecord;
 use super::state::{Gateway, Loaded, Shared};
 use super::tasks::Entry;
-use super::upstream::{Op, Upstream, UpstreamError};
+use super::upstream::{self, Op, Upstream, UpstreamError};
 use super::view::{self, guard_task, integral, TaskView};
 use crate::agent::message::{ExistingTask, Part as RoutedPart, Policy, Refusal, Route};
 use crate::agent::Request;
@@ -191,7 +191,7 @@ impl Shared {
         let upstream = self.upstream()?;
         let params = serde_json::json!({"id": task_id, "historyLength": 1});
         let task = self.timed(upstream.unary(Op::GetTask, &params)).await;
-        let task: Option<Task> = task.ok().and_then(|v| serde_json::from_value(v).ok());
+        let task: Option<Task> = task.ok().and_then(|v| upstream::decode(v).ok());
         let skill = entry.and_then(|e| e.skill_id).or_else(|| {
             task.as_ref()
                 .and_then(|t| skill_of_history(&loaded.bundle, t))
@@ -437,8 +437,7 @@ impl RequestHandler for Gateway {
             .timed(upstream.unary(Op::SendMessage, &Shared::outgoing(&message, &req)))
             .await
             .and_then(|v| {
-                serde_json::from_value::<SendMessageResponse>(v)
-                    .map_err(|_| UpstreamError::Malformed)
+                upstream::decode::<SendMessageResponse>(v).map_err(|_| UpstreamError::Malformed)
             });
         let Some(skill) = skill else {
             // A base request: the upstream's answer, unchanged.
@@ -494,7 +493,7 @@ impl RequestHandler for Gateway {
             let events = events.map_err(|e| upstream_error(&e))?;
             return Ok(Box::pin(events.map(|e| {
                 e.map_err(|e| upstream_error(&e)).and_then(|v| {
-                    serde_json::from_value::<StreamResponse>(v)
+                    upstream::decode::<StreamResponse>(v)
                         .map_err(|_| A2AError::invalid_agent_response())
                 })
             })));
@@ -526,8 +525,7 @@ impl RequestHandler for Gateway {
             .timed(upstream.unary(Op::GetTask, &params))
             .await
             .map_err(|e| upstream_error(&e))?;
-        let task: Task =
-            serde_json::from_value(value).map_err(|_| A2AError::invalid_agent_response())?;
+        let task: Task = upstream::decode(value).map_err(|_| A2AError::invalid_agent_response())?;
         if task.id != req.id {
             return Err(A2AError::invalid_agent_response());
         }
@@ -547,7 +545,7 @@ impl RequestHandler for Gateway {
             .await
             .map_err(|e| upstream_error(&e))?;
         let mut list: ListTasksResponse =
-            serde_json::from_value(value).map_err(|_| A2AError::invalid_agent_response())?;
+            upstream::decode(value).map_err(|_| A2AError::invalid_agent_response())?;
         list.tasks = std::mem::take(&mut list.tasks)
             .into_iter()
             .map(|t| self.shown(&loaded, t, None))
@@ -573,8 +571,7 @@ impl RequestHandler for Gateway {
             .timed(upstream.unary(Op::CancelTask, &params))
             .await
             .map_err(|e| upstream_error(&e))?;
-        let task: Task =
-            serde_json::from_value(value).map_err(|_| A2AError::invalid_agent_response())?;
+        let task: Task = upstream::decode(value).map_err(|_| A2AError::invalid_agent_response())?;
         if task.id != req.id {
             return Err(A2AError::invalid_agent_response());
         }
@@ -609,7 +606,7 @@ impl RequestHandler for Gateway {
             )),
             None => Ok(Box::pin(events.map(|e| {
                 e.map_err(|e| upstream_error(&e)).and_then(|v| {
-                    serde_json::from_value::<StreamResponse>(v)
+                    upstream::decode::<StreamResponse>(v)
                         .map_err(|_| A2AError::invalid_agent_response())
                 })
             }))),
@@ -792,7 +789,7 @@ fn guarded_stream(
             match events.next().await {
                 None => s.end(None),
                 Some(Err(e)) => s.end(Some(e)),
-                Some(Ok(value)) => match serde_json::from_value::<StreamResponse>(value) {
+                Some(Ok(value)) => match upstream::decode::<StreamResponse>(value) {
                     Ok(event) => s.apply(event),
                     Err(_) => s.end(Some(UpstreamError::Malformed)),
                 },

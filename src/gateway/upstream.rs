@@ -431,6 +431,39 @@ impl Upstream {
     }
 }
 
+/// An A2A value the upstream sent, read into the SDK's types. ProtoJSON (what SDKs on
+/// protobuf write, a2a-sdk's included) leaves out a repeated field that is empty, so an
+/// Artifact's first chunk with no Parts yet arrives without `parts`; the SDK's types
+/// require the member. An empty list is what the omission means, and nothing else is
+/// filled in.
+pub fn decode<T: serde::de::DeserializeOwned>(mut value: Value) -> serde_json::Result<T> {
+    fill_empty_parts(&mut value, 0);
+    serde_json::from_value(value)
+}
+
+fn fill_empty_parts(value: &mut Value, depth: usize) {
+    // The upstream's answer went through the gateway's depth limit already; this bound
+    // only keeps the walk's own stack finite.
+    if depth > 128 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            let part_holder = map.contains_key("artifactId") || map.contains_key("messageId");
+            if part_holder && !map.contains_key("parts") {
+                map.insert("parts".to_string(), Value::Array(Vec::new()));
+            }
+            for v in map.values_mut() {
+                fill_empty_parts(v, depth + 1);
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| fill_empty_parts(v, depth + 1)),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,5 +497,16 @@ mod tests {
             http_error(500, b"{\"error\":{\"message\":\"trace\"}}"),
             UpstreamError::Binding(a2a_types::error_code::INTERNAL_ERROR)
         );
+    }
+
+    #[test]
+    fn an_artifact_chunk_without_parts_reads_as_empty() {
+        let event = json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+            "artifact": {"artifactId": "a", "name": "skill"}, "lastChunk": false}});
+        let read: a2a_types::StreamResponse = decode(event).expect("a chunk with no Parts yet");
+        match read {
+            a2a_types::StreamResponse::ArtifactUpdate(e) => assert!(e.artifact.parts.is_empty()),
+            other => panic!("read as {other:?}"),
+        }
     }
 }

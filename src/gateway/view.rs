@@ -211,8 +211,32 @@ impl TaskView {
             .guard
             .status_with_message(bundle, wire_state(&status.state), &parts);
         if self.apply(verdict, out) {
-            self.push_status(status.clone(), out);
+            let shown = self.without_upstream_words(status);
+            self.push_status(shown, out);
         }
+    }
+
+    /// A failed status as the caller may see it: the draft's error object (one Data
+    /// Part, placed as the guard checked) stays; anything else in the upstream's message
+    /// (an SDK's "Agent execution error: …" with an exception's text, a stack trace) is
+    /// the upstream's own words about its failure and becomes the fixed text.
+    fn without_upstream_words(&self, upstream: &TaskStatus) -> TaskStatus {
+        let mut shown = upstream.clone();
+        if shown.state != TaskState::Failed {
+            return shown;
+        }
+        let error_object = shown.message.as_ref().is_some_and(|m| {
+            matches!(m.parts.as_slice(), [p] if matches!(&p.content,
+                PartContent::Data(v) if v.as_object().is_some_and(|o| o.len() == 1 && o.contains_key("error"))))
+        });
+        if !error_object {
+            shown.message = Some(text_message(
+                UPSTREAM_FAILURE,
+                &self.task_id,
+                &self.context_id,
+            ));
+        }
+        shown
     }
 
     /// A bare Message from the upstream: a skill invocation must end in a Task with a
@@ -284,6 +308,13 @@ impl TaskView {
             task.status = status.clone();
         } else {
             task.status.message = None;
+        }
+        if task.status.state == TaskState::Failed {
+            // SDKs move a status's message into the history when the next status comes:
+            // the upstream's words about its failure would be read there instead.
+            if let Some(history) = task.history.as_mut() {
+                history.retain(|m| m.role != Role::Agent);
+            }
         }
         task
     }
