@@ -87,7 +87,7 @@ fn the_upstreams_and_clients_work_on_their_own() {
 fn the_card_describe_skill_and_valid_calls_through_the_gateway() {
     pytest(
         "test_gateway.py",
-        "card or valid_requests or describe_skill",
+        "card or valid_requests or describe_skill or chunked",
     );
 }
 
