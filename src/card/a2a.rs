@@ -173,7 +173,7 @@ fn sorted(value: &impl serde::Serialize) -> Value {
 #[non_exhaustive]
 pub enum CardError {
     /// The base is not an A2A 1.0 AgentCard: every problem, with its JSON Pointer.
-    #[error("the base Agent Card is not an A2A 1.0 AgentCard: {}", describe(.0))]
+    #[error("the base Agent Card is not an A2A 1.0 AgentCard: {}", describe_problems(.0))]
     NotACard(Vec<Problem>),
     /// The base card already advertises the schema-interface extension.
     #[error("the base Agent Card already lists the extension {EXTENSION_URI}; remove it, the bundle provides it")]
@@ -189,7 +189,8 @@ pub enum CardError {
     NotAnAgentCard(String),
 }
 
-fn describe(problems: &[Problem]) -> String {
+/// Each problem as "message (at pointer)", joined by "; ": how a card's problems read in one line.
+pub fn describe_problems(problems: &[Problem]) -> String {
     problems
         .iter()
         .map(|p| {
@@ -291,7 +292,7 @@ pub fn merge_card(
     }
     let problems = crate::card::agent_card::check(&card);
     if !problems.is_empty() {
-        return Err(CardError::NotAnAgentCard(describe(&problems)));
+        return Err(CardError::NotAnAgentCard(describe_problems(&problems)));
     }
     serde_json::from_value::<a2a_types::AgentCard>(card.clone())
         .map_err(|e| CardError::NotAnAgentCard(e.to_string()))?;

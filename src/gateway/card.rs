@@ -6,7 +6,7 @@
 //! ([`crate::card::signature`]). Rebuilt on every reload.
 
 use crate::agent::Bundle;
-use crate::card::a2a::{merge_card, CardError, EXTENSION_URI};
+use crate::card::a2a::{describe_problems, merge_card, CardError, EXTENSION_URI};
 use crate::crypto::keys::SigningKeyPair;
 use crate::finding::{Code, Finding, Location};
 use serde_json::{json, Value};
@@ -76,21 +76,7 @@ impl CardSettings {
         let mut card =
             merge_card(&base, bundle.extension(), bundle.agent_skills()).map_err(|e| {
                 invalid(match e {
-                    CardError::NotACard(problems) => problems
-                        .iter()
-                        .map(|p| {
-                            format!(
-                                "{} (at {})",
-                                p.message,
-                                if p.pointer.is_empty() {
-                                    "/"
-                                } else {
-                                    &p.pointer
-                                }
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("; "),
+                    CardError::NotACard(problems) => describe_problems(&problems),
                     other => other.to_string(),
                 })
             })?;
