@@ -10,6 +10,7 @@
 //! request object) pass through unchanged; their Tasks are only remembered as base Tasks.
 
 use super::log::LogRecord;
+use super::recognise::{recognise, trim_history, withheld, Kind, UNCHECKABLE};
 use super::state::{Gateway, Loaded, Shared};
 use super::tasks::Entry;
 use super::upstream::{self, Op, Upstream, UpstreamError};
@@ -95,15 +96,6 @@ fn normalized(mut message: Message) -> Message {
     message
 }
 
-/// The skill a Task invokes, from the first Message of its history.
-fn skill_of_history(bundle: &crate::agent::Bundle, task: &Task) -> Option<String> {
-    let first = task.history.as_ref()?.first()?;
-    first.parts.iter().find_map(|p| match &p.content {
-        PartContent::Data(v) => bundle.invoked_skill(v).map(str::to_string),
-        _ => None,
-    })
-}
-
 fn ids(message: &Message) -> (String, String) {
     (
         a2a_types::new_task_id(),
@@ -171,7 +163,9 @@ impl Shared {
             })
     }
 
-    /// The Task a Message addresses, as the router needs it.
+    /// The Task a Message addresses, as the router needs it. A Task the index no longer
+    /// remembers is recognised from the upstream's whole Task ([`recognise`]); one that
+    /// can no longer be checked takes no further Message.
     async fn existing(
         &self,
         loaded: &Loaded,
@@ -188,21 +182,47 @@ impl Shared {
                 "the task has ended: it takes no further Message",
             ));
         }
-        let upstream = self.upstream()?;
-        let params = serde_json::json!({"id": task_id, "historyLength": 1});
-        let task = self.timed(upstream.unary(Op::GetTask, &params)).await;
-        let task: Option<Task> = task.ok().and_then(|v| upstream::decode(v).ok());
-        let skill = entry.and_then(|e| e.skill_id).or_else(|| {
-            task.as_ref()
-                .and_then(|t| skill_of_history(&loaded.bundle, t))
-        });
-        let interrupted = task.as_ref().is_some_and(|t| {
+        let interrupted = |t: &Task| {
             matches!(
                 t.status.state,
                 TaskState::InputRequired | TaskState::AuthRequired
             )
-        });
-        Ok((skill, interrupted))
+        };
+        let upstream = self.upstream()?;
+        if let Some(entry) = entry {
+            let params = serde_json::json!({"id": task_id, "historyLength": 1});
+            let task = self.timed(upstream.unary(Op::GetTask, &params)).await;
+            let task: Option<Task> = task.ok().and_then(|v| upstream::decode(v).ok());
+            return Ok((entry.skill_id, task.as_ref().is_some_and(interrupted)));
+        }
+        let task = self.whole_task(&upstream, task_id).await?;
+        match recognise(&loaded.bundle, &task) {
+            Kind::Governed(skill) => {
+                self.remember(task_id, Some(&skill), None);
+                Ok((Some(skill), interrupted(&task)))
+            }
+            Kind::Base => {
+                self.remember(task_id, None, None);
+                Ok((None, interrupted(&task)))
+            }
+            Kind::Uncheckable => {
+                self.refused("uncheckable");
+                Err(A2AError::unsupported_operation(UNCHECKABLE))
+            }
+        }
+    }
+
+    /// The upstream's Task `id` with its whole history (no history length asked).
+    async fn whole_task(&self, upstream: &Upstream, id: &str) -> Result<Task, A2AError> {
+        let params = serde_json::json!({ "id": id });
+        let value = self
+            .timed(upstream.unary(Op::GetTask, &params))
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        upstream::decode::<Task>(value)
+            .ok()
+            .filter(|t| t.id == id)
+            .ok_or_else(A2AError::invalid_agent_response)
     }
 
     /// Route a Message: what the gateway answers itself, or what it forwards.
@@ -368,27 +388,66 @@ impl Shared {
         Some(task)
     }
 
-    /// The upstream's answer about a Task, as the caller may see it.
-    fn shown(&self, loaded: &Loaded, task: Task, known: Option<&str>) -> Task {
-        if let Some(decided) = self.decided(loaded, &task.id) {
-            return decided;
-        }
-        let entry = self.index().get(&task.id).cloned();
-        let skill = entry
-            .and_then(|e| e.skill_id)
-            .or_else(|| known.map(str::to_string))
-            .or_else(|| skill_of_history(&loaded.bundle, &task));
-        match skill {
-            Some(skill) => {
-                let shown = guard_task(&loaded.bundle, &skill, self.settings.task_limits, &task);
+    /// An upstream Task of the governed `skill`, through the guard; withheld when the
+    /// bundle served no longer has the skill.
+    fn guarded(&self, loaded: &Loaded, skill: &str, task: Task) -> Task {
+        match guard_task(&loaded.bundle, skill, self.settings.task_limits, &task) {
+            Some(shown) => {
                 if shown.status.state == TaskState::Failed && task.status.state != TaskState::Failed
                 {
                     self.refused("output_invalid");
                 }
                 shown
             }
-            None => task,
+            None => {
+                self.refused("uncheckable");
+                withheld(&task)
+            }
         }
+    }
+
+    /// The upstream's answer about a Task, as the caller may see it (GetTask, ListTasks,
+    /// CancelTask), with at most `history_length` Messages of history. A Task the index
+    /// no longer remembers is recognised ([`recognise`]) from `task` if it names its
+    /// skill, else from the upstream's whole Task (`whole`: `task` is that already).
+    async fn checked(
+        &self,
+        loaded: &Loaded,
+        upstream: &Upstream,
+        task: Task,
+        history_length: Option<i32>,
+        whole: bool,
+    ) -> Task {
+        if let Some(decided) = self.decided(loaded, &task.id) {
+            return trim_history(decided, history_length);
+        }
+        let entry = self.index().get(&task.id).cloned();
+        let (kind, task) = match entry {
+            Some(entry) => (entry.skill_id.map_or(Kind::Base, Kind::Governed), task),
+            None => match recognise(&loaded.bundle, &task) {
+                Kind::Governed(skill) => (Kind::Governed(skill), task),
+                kind if whole => (kind, task),
+                _ => match self.whole_task(upstream, &task.id).await {
+                    Ok(whole) => (recognise(&loaded.bundle, &whole), whole),
+                    Err(_) => (Kind::Uncheckable, task),
+                },
+            },
+        };
+        let shown = match kind {
+            Kind::Governed(skill) => {
+                self.remember(&task.id, Some(&skill), None);
+                self.guarded(loaded, &skill, task)
+            }
+            Kind::Base => {
+                self.remember(&task.id, None, None);
+                task
+            }
+            Kind::Uncheckable => {
+                self.refused("uncheckable");
+                withheld(&task)
+            }
+        };
+        trim_history(shown, history_length)
     }
 
     async fn timed<T>(
@@ -450,7 +509,7 @@ impl RequestHandler for Gateway {
         let task = match answer {
             Ok(SendMessageResponse::Task(task)) => {
                 self.remember(&task.id, Some(&skill), None);
-                let shown = self.shown(&loaded, task, Some(&skill));
+                let shown = self.guarded(&loaded, &skill, task);
                 self.log(
                     LogRecord::info("forwarded")
                         .with_task(&shown.id)
@@ -517,10 +576,16 @@ impl RequestHandler for Gateway {
     ) -> Result<Task, A2AError> {
         let loaded = self.loaded();
         if let Some(task) = self.decided(&loaded, &req.id) {
-            return Ok(task);
+            return Ok(trim_history(task, req.history_length));
         }
         let upstream = self.upstream()?;
-        let params = serde_json::to_value(&req).expect("an A2A request serializes");
+        // A Task not remembered is asked for whole: its history tells what it is.
+        let remembered = self.index().get(&req.id).is_some();
+        let mut asked = req.clone();
+        if !remembered {
+            asked.history_length = None;
+        }
+        let params = serde_json::to_value(&asked).expect("an A2A request serializes");
         let value = self
             .timed(upstream.unary(Op::GetTask, &params))
             .await
@@ -529,7 +594,9 @@ impl RequestHandler for Gateway {
         if task.id != req.id {
             return Err(A2AError::invalid_agent_response());
         }
-        Ok(self.shown(&loaded, task, None))
+        Ok(self
+            .checked(&loaded, &upstream, task, req.history_length, !remembered)
+            .await)
     }
 
     async fn list_tasks(
@@ -539,17 +606,31 @@ impl RequestHandler for Gateway {
     ) -> Result<ListTasksResponse, A2AError> {
         let loaded = self.loaded();
         let upstream = self.upstream()?;
-        let params = serde_json::to_value(&req).expect("an A2A request serializes");
+        // A governed Task is checked whole: its Artifacts are asked for even when the
+        // caller does not want them shown.
+        let mut asked = req.clone();
+        asked.include_artifacts = Some(true);
+        let params = serde_json::to_value(&asked).expect("an A2A request serializes");
         let value = self
             .timed(upstream.unary(Op::ListTasks, &params))
             .await
             .map_err(|e| upstream_error(&e))?;
         let mut list: ListTasksResponse =
             upstream::decode(value).map_err(|_| A2AError::invalid_agent_response())?;
-        list.tasks = std::mem::take(&mut list.tasks)
-            .into_iter()
-            .map(|t| self.shown(&loaded, t, None))
-            .collect();
+        let tasks = std::mem::take(&mut list.tasks);
+        let upstream = upstream.as_ref();
+        let loaded = loaded.as_ref();
+        let history_length = req.history_length;
+        list.tasks = futures::stream::iter(tasks)
+            .map(|t| self.checked(loaded, upstream, t, history_length, false))
+            .buffered(8)
+            .collect()
+            .await;
+        if req.include_artifacts != Some(true) {
+            for task in &mut list.tasks {
+                task.artifacts = None;
+            }
+        }
         Ok(list)
     }
 
@@ -575,7 +656,7 @@ impl RequestHandler for Gateway {
         if task.id != req.id {
             return Err(A2AError::invalid_agent_response());
         }
-        Ok(self.shown(&loaded, task, None))
+        Ok(self.checked(&loaded, &upstream, task, None, false).await)
     }
 
     async fn subscribe_to_task(
@@ -591,12 +672,27 @@ impl RequestHandler for Gateway {
             })));
         }
         let upstream = self.upstream()?;
+        let skill = match entry {
+            Some(entry) => entry.skill_id,
+            // Not remembered: recognised from the whole Task before anything is relayed.
+            None => {
+                let task = self.whole_task(&upstream, &req.id).await?;
+                match recognise(&loaded.bundle, &task) {
+                    Kind::Governed(skill) => Some(skill),
+                    Kind::Base => None,
+                    Kind::Uncheckable => {
+                        self.refused("uncheckable");
+                        return Err(A2AError::unsupported_operation(UNCHECKABLE));
+                    }
+                }
+            }
+        };
         let params = serde_json::to_value(&req).expect("an A2A request serializes");
         let events = self
             .timed(upstream.stream(Op::SubscribeToTask, &params))
             .await
             .map_err(|e| upstream_error(&e))?;
-        match entry.and_then(|e| e.skill_id) {
+        match skill {
             Some(skill) => Ok(guarded_stream(
                 self.inner.clone(),
                 loaded,

@@ -31,6 +31,7 @@ pub mod handler;
 pub mod http;
 pub mod log;
 pub mod metrics;
+pub mod recognise;
 pub mod state;
 pub mod tasks;
 pub mod upstream;

@@ -321,12 +321,11 @@ impl TaskView {
 }
 
 /// A whole upstream Task of `skill_id`, as the gateway shows it (see the module
-/// documentation).
-pub fn guard_task(bundle: &Bundle, skill_id: &str, limits: Limits, task: &Task) -> Task {
-    let Some(mut view) = TaskView::new(bundle, skill_id, limits, &task.id, &task.context_id) else {
-        return task.clone();
-    };
+/// documentation); `None` when `bundle` no longer has the skill (a reload removed it):
+/// the Task cannot be checked.
+pub fn guard_task(bundle: &Bundle, skill_id: &str, limits: Limits, task: &Task) -> Option<Task> {
+    let mut view = TaskView::new(bundle, skill_id, limits, &task.id, &task.context_id)?;
     let mut out = Vec::new();
     view.task(bundle, task, &mut out);
-    view.shown_task(task)
+    Some(view.shown_task(task))
 }

@@ -17,13 +17,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-const SKILL: &str = "evaluate_resource_condition";
-const KIND: &str = "resource-observation";
-const SECRET: &str = "s3cr3t-/etc/shadow";
-const URI: &str = skillbundle::card::a2a::EXTENSION_URI;
+pub(crate) const SKILL: &str = "evaluate_resource_condition";
+pub(crate) const KIND: &str = "resource-observation";
+pub(crate) const SECRET: &str = "s3cr3t-/etc/shadow";
+pub(crate) const URI: &str = skillbundle::card::a2a::EXTENSION_URI;
 
 /// The example workspace's bundle, built once.
-fn bundle_path() -> &'static PathBuf {
+pub(crate) fn bundle_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
         let ws = common::workspace();
@@ -36,7 +36,7 @@ fn bundle_path() -> &'static PathBuf {
     })
 }
 
-fn request_object() -> Value {
+pub(crate) fn request_object() -> Value {
     let mut r: Value = serde_json::from_str(&common::read(
         &common::example_skills().join("requests/evaluate.json"),
     ))
@@ -48,15 +48,15 @@ fn request_object() -> Value {
     r
 }
 
-fn result(r: &str) -> Value {
+pub(crate) fn result(r: &str) -> Value {
     json!({"skill": SKILL, "result": {"result": r, "observed_value": 42, "unit": "percent", "supporting_record_refs": ["o-1"]}})
 }
 
-fn record() -> Value {
+pub(crate) fn record() -> Value {
     json!({"record_id": "o-1", "resource_id": "r", "metric": "utilization", "value": 42, "unit": "percent", "observed_at": "2026-08-11T12:00:01Z"})
 }
 
-fn artifact(id: &str, name: &str, data: Value) -> Value {
+pub(crate) fn artifact(id: &str, name: &str, data: Value) -> Value {
     json!({"artifactId": id, "name": name, "parts": [{"data": data}]})
 }
 
@@ -279,6 +279,22 @@ async fn start_with(
     configure: impl FnOnce(&mut Settings),
 ) -> Running {
     let upstream = start_upstream(behavior).await;
+    let (url, stop, gateway) = serve_in_front(&upstream.url, bundle, configure).await;
+    Running {
+        url,
+        stop: Some(stop),
+        upstream,
+        gateway,
+    }
+}
+
+/// The gateway serving `bundle` in front of the upstream at `upstream_url`, ready: its
+/// URL, what stops it, and the gateway.
+pub(crate) async fn serve_in_front(
+    upstream_url: &str,
+    bundle: PathBuf,
+    configure: impl FnOnce(&mut Settings),
+) -> (String, tokio::sync::oneshot::Sender<()>, Gateway) {
     let mut settings = Settings::default();
     settings.upstream.timeout = Duration::from_secs(2);
     settings.upstream.max_body = 1 << 20;
@@ -306,7 +322,7 @@ async fn start_with(
     )
     .unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let card_url = format!("{}/.well-known/agent-card.json", upstream.url);
+    let card_url = format!("{upstream_url}/.well-known/agent-card.json");
     tokio::spawn(gateway::serve(
         gw.clone(),
         listener,
@@ -325,19 +341,19 @@ async fn start_with(
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    Running {
-        url,
-        stop: Some(stop),
-        upstream,
-        gateway: gw,
-    }
+    (url, stop, gw)
 }
 
-fn message(data: Value) -> Value {
+pub(crate) fn message(data: Value) -> Value {
     json!({"messageId": "m-1", "role": "ROLE_USER", "parts": [{"data": data}]})
 }
 
-async fn rpc(url: &str, method: &str, params: Value, activate: bool) -> (Value, HeaderMap) {
+pub(crate) async fn rpc(
+    url: &str,
+    method: &str,
+    params: Value,
+    activate: bool,
+) -> (Value, HeaderMap) {
     let mut request = reqwest::Client::new()
         .post(format!("{url}/"))
         .header("A2A-Version", "1.0")
@@ -366,13 +382,13 @@ async fn send(url: &str, data: Value) -> Value {
         .0
 }
 
-fn state(task: &Value) -> &str {
+pub(crate) fn state(task: &Value) -> &str {
     task.pointer("/status/state")
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
 
-fn error_code(task: &Value) -> &str {
+pub(crate) fn error_code(task: &Value) -> &str {
     task.pointer("/status/message/parts/0/data/error/code")
         .and_then(Value::as_str)
         .unwrap_or_default()
