@@ -99,6 +99,16 @@ pub enum Code {
 }
 
 impl Code {
+    /// `resource_limit_exceeded` when a limit refused something, else `otherwise`: a
+    /// lower error that knows only whether a limit stopped it picks its code with this.
+    pub fn limit_or(limit: bool, otherwise: Code) -> Code {
+        if limit {
+            Code::ResourceLimitExceeded
+        } else {
+            otherwise
+        }
+    }
+
     /// Every code, in the order the reference table lists them.
     pub const ALL: &'static [Code] = &[
         Code::ManifestInvalid,

@@ -67,8 +67,8 @@ pub mod wire;
 
 #[cfg(feature = "oci")]
 pub use agent::fetch::{FetchOptions, Source};
-pub use agent::{Bundle, Request, SignatureStatus, TrustedKeys};
-pub use crypto::keys::PublicKey;
+pub use agent::{Bundle, Request, SignatureStatus};
+pub use crypto::keys::{PublicKey, TrustedKeys};
 pub use finding::{Code, Finding, Location, Severity};
 pub use interface::condition::{Condition, ErrorObject};
 pub use interface::{Document, SchemaReference};

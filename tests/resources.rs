@@ -170,7 +170,7 @@ fn the_largest_hostile_inputs_stay_under_the_memory_bound() {
         (
             "manifest.json at the byte cap, all empty objects",
             {
-                let cap = skillbundle::agent::load::MAX_BUNDLE_MANIFEST_BYTES as usize;
+                let cap = skillbundle::bundle::first_pass::MAX_BUNDLE_MANIFEST_BYTES as usize;
                 let mut body = b"[".to_vec();
                 while body.len() + 4 < cap {
                     body.extend_from_slice(b"{},");

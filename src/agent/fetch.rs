@@ -33,9 +33,10 @@
 //! before the state that names it, so a crash leaves the previous state whole. One state
 //! directory belongs to one agent process at a time.
 
-use crate::agent::{Bundle, TrustedKeys};
+use crate::agent::Bundle;
 use crate::bundle::archive::ReadLimits;
 use crate::bundle::release_statement;
+use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use crate::fs::atomic_file;
 use crate::registry::referrers;

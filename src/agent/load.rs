@@ -42,12 +42,13 @@
 //! covered byte for byte by its digest.
 
 use crate::bundle::archive::{self, ReadLimits};
+use crate::bundle::first_pass::{self, MAX_MANIFEST_DEPTH};
 use crate::bundle::manifest::{Manifest, ManifestSchema, ManifestSkill};
 use crate::bundle::sign::{into_signing_payload, SIGNATURES};
 use crate::bundle::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
 use crate::card::a2a::EXTENSION_URI;
 use crate::crypto::jws::{self, JwsError, JwsSignature};
-use crate::crypto::keys::PublicKey;
+use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use crate::interface::binding::Binding;
 use crate::interface::packaged_schema::{InterfaceSchema, INTERFACE_VERSION};
@@ -68,64 +69,11 @@ use std::sync::OnceLock;
 /// Nesting allowed in a loaded document: the inline schemas' own limit (64) plus the
 /// few levels of the standard structure around them.
 const MAX_DOCUMENT_DEPTH: usize = 80;
-/// Nesting allowed in manifest.json and the card fragment (flat files).
-const MAX_MANIFEST_DEPTH: usize = 16;
 /// How many bytes of documents may wait, read but not yet loaded. Inflating is faster
 /// than loading, so without a bound the reading thread queued nearly every document of a
 /// large bundle (some 200 MB at 10,000 skills) before the workers caught up; at the
 /// bound it loads queued documents itself.
 const MAX_QUEUED_BYTES: usize = 8 << 20;
-/// The largest `manifest.json` read, decided from its tar header before a byte of it is
-/// decompressed. A manifest lists about 1.2 KB and 25 values per skill (measured on
-/// generated bundles: 1,219,778 bytes and 25,016 values for 1,000 skills), so 16 MiB is
-/// room for some 13,000 skills; the 10,000-skill benchmark bundle needs 12 MB. (1 MiB,
-/// the first cap, refused every bundle of more than about 850 skills.)
-pub const MAX_BUNDLE_MANIFEST_BYTES: u64 = 16 << 20;
-/// The most values `manifest.json` may hold (every member value and array element),
-/// counted while parsing: room for 12,000 skills, and a bound on what the tree of an
-/// unauthenticated manifest costs whatever its text (`[]` is two bytes and a `Value`).
-pub const MAX_MANIFEST_VALUES: usize = 300_000;
-
-/// The public keys an agent trusts to sign bundles, and whether it accepts unsigned ones.
-#[derive(Debug, Clone, Default)]
-pub struct TrustedKeys {
-    keys: Vec<PublicKey>,
-    allow_unsigned: bool,
-}
-
-impl TrustedKeys {
-    /// Trust bundles signed by any of `keys`; refuse unsigned bundles.
-    pub fn new(keys: Vec<PublicKey>) -> Self {
-        TrustedKeys {
-            keys,
-            allow_unsigned: false,
-        }
-    }
-
-    /// Trust no key and accept unsigned bundles. Meant for development: the loaded
-    /// [`Bundle::signature`] then says the bundle was not verified.
-    pub fn allow_unsigned() -> Self {
-        TrustedKeys {
-            keys: Vec::new(),
-            allow_unsigned: true,
-        }
-    }
-
-    /// Also accept unsigned bundles (signed ones are still checked against the keys).
-    pub fn and_allow_unsigned(mut self) -> Self {
-        self.allow_unsigned = true;
-        self
-    }
-
-    pub fn keys(&self) -> &[PublicKey] {
-        &self.keys
-    }
-
-    pub fn allows_unsigned(&self) -> bool {
-        self.allow_unsigned
-    }
-}
-
 /// What the signature check established about a loaded bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignatureStatus {
@@ -253,7 +201,7 @@ impl Bundle {
 
         // 1. The archive, first pass: the canonical form is checked, every entry hashed
         // as it streams by, and only manifest.json (bounded) kept.
-        let (manifest, entries) = read_manifest_and_digests(bytes, limits)?;
+        let (manifest, entries) = first_pass::read_manifest_and_digests(bytes, limits)?;
 
         // 2. The manifest.
         match manifest.get("format").and_then(Value::as_str) {
@@ -399,9 +347,9 @@ impl Bundle {
                 Ok(())
             })
         })
-        .map_err(archive_finding)?;
+        .map_err(|e| vec![Finding::from(e)])?;
         if seen != entries.len() {
-            return Err(archive_finding(differently()));
+            return Err(vec![Finding::from(differently())]);
         }
         let missing = || {
             vec![Finding::new(
@@ -479,88 +427,6 @@ impl Bundle {
     }
 }
 
-/// `resource_limit_exceeded` when a limit refused something, else `otherwise`.
-fn limit_or(limit: bool, otherwise: Code) -> Code {
-    if limit {
-        Code::ResourceLimitExceeded
-    } else {
-        otherwise
-    }
-}
-
-fn archive_finding(e: archive::ArchiveError) -> Vec<Finding> {
-    vec![Finding::new(
-        limit_or(e.limit, Code::BundleInvalid),
-        format!("the archive is refused: {e}"),
-        Location::default(),
-    )]
-}
-
-/// The first pass over a bundle archive: the canonical form checked, only names the
-/// bundle layout allows, every entry hashed and dropped except `manifest.json`, whose
-/// size is checked from its header (at most [`MAX_BUNDLE_MANIFEST_BYTES`]) before it is read;
-/// then the manifest parsed as I-JSON with bounded nesting. Nothing else is kept, so
-/// what an unauthenticated archive can make a reader spend is bounded by the manifest.
-fn read_manifest_and_digests(
-    bytes: &[u8],
-    limits: ReadLimits,
-) -> Result<(Value, Vec<archive::Entry>), Vec<Finding>> {
-    let mut manifest_bytes = None;
-    let entries = archive::scan(bytes, limits, |path, size| {
-        if !is_layout_path(path) {
-            return Err(archive::ArchiveError::invalid(
-                "an entry has a name the bundle layout does not allow (manifest.json, a2a/agent-card-fragment.json, interfaces/<skill_id>.json)",
-            ));
-        }
-        if path != MANIFEST_PATH {
-            return Ok(archive::Disposition::Hash);
-        }
-        if size > MAX_BUNDLE_MANIFEST_BYTES {
-            return Err(archive::ArchiveError::limit(
-                "manifest.json is larger than the limit allows (refused from its header, before it was read)",
-            ));
-        }
-        Ok(archive::Disposition::Keep)
-    })
-    .map_err(archive_finding)?;
-    let entries: Vec<archive::Entry> = entries
-        .into_iter()
-        .map(|mut e| {
-            if e.path == MANIFEST_PATH {
-                manifest_bytes = e.data.take();
-            }
-            e
-        })
-        .collect();
-    let Some(manifest_bytes) = manifest_bytes else {
-        return Err(vec![Finding::new(
-            Code::BundleInvalid,
-            "the archive has no manifest.json",
-            Location::default(),
-        )]);
-    };
-    let manifest = crate::wire::json::parse_with_limits(
-        &manifest_bytes,
-        MAX_MANIFEST_DEPTH,
-        MAX_MANIFEST_VALUES,
-    )
-    .map_err(|e| {
-        vec![Finding::new(
-            limit_or(e.limit, Code::BundleInvalid),
-            format!("manifest.json is not valid I-JSON: {}", e.message),
-            at(MANIFEST_PATH).with_position(e.line, e.column),
-        )]
-    })?;
-    Ok((manifest, entries))
-}
-
-/// Read a bundle's `manifest.json` without authenticating it, as `inspect` shows it: the
-/// archive must have the canonical form and the manifest must be I-JSON; no other entry
-/// is kept and no signature is checked.
-pub fn read_manifest(bytes: &[u8], limits: ReadLimits) -> Result<Value, Vec<Finding>> {
-    read_manifest_and_digests(bytes, limits).map(|(manifest, _)| manifest)
-}
-
 fn check_signatures(
     manifest: Value,
     signatures: Option<&[JwsSignature]>,
@@ -569,7 +435,7 @@ fn check_signatures(
     let location = || at(MANIFEST_PATH).with_pointer(format!("/{SIGNATURES}"));
     let signatures = signatures.unwrap_or_default();
     if signatures.is_empty() {
-        if trust.allow_unsigned {
+        if trust.allows_unsigned() {
             return Ok(SignatureStatus::Unsigned);
         }
         return Err(vec![Finding::new(
@@ -579,8 +445,8 @@ fn check_signatures(
         )
         .with_help("sign it with `skillbundle build --sign-key KEY`, or accept unsigned bundles explicitly (--allow-unsigned, TrustedKeys::allow_unsigned)")]);
     }
-    if trust.keys.is_empty() {
-        if trust.allow_unsigned {
+    if trust.keys().is_empty() {
+        if trust.allows_unsigned() {
             return Ok(SignatureStatus::NotVerified {
                 signatures: signatures.len(),
             });
@@ -594,7 +460,7 @@ fn check_signatures(
             "pass the vendor's public key (--trust KEY.jwk.json, TrustedKeys::new)",
         )]);
     }
-    match jws::verify_signatures(&into_signing_payload(manifest), signatures, &trust.keys) {
+    match jws::verify_signatures(&into_signing_payload(manifest), signatures, trust.keys()) {
         Ok(by) => Ok(SignatureStatus::Verified {
             by: by.into_iter().map(|k| k.0).collect(),
         }),
@@ -711,7 +577,7 @@ fn load_skill(
     let file = entry.file.as_str();
     let value = crate::wire::json::parse_with_depth(&bytes, MAX_DOCUMENT_DEPTH).map_err(|e| {
         vec![Finding::new(
-            limit_or(e.limit, Code::InterfaceInvalid),
+            Code::limit_or(e.limit, Code::InterfaceInvalid),
             format!(
                 "the Skill Interface Document is not valid I-JSON: {}",
                 e.message

@@ -32,7 +32,8 @@ pub mod load;
 pub mod message;
 pub mod task;
 
-pub use load::{Bundle, SignatureStatus, TrustedKeys};
+pub use crate::crypto::keys::TrustedKeys;
+pub use load::{Bundle, SignatureStatus};
 
 use crate::interface::condition::{Condition, Detail, Detected, ErrorObject};
 use crate::interface::{Document, DESCRIBE_SKILL};

@@ -1,10 +1,13 @@
-//! A skill as its own checks leave it: what the pipeline produces and the release rules
-//! ([`crate::release::evolution`]) read. The types live apart from both so that neither module
-//! needs the other's internals: the pipeline runs the release rules, and the rules only
-//! read what the pipeline made.
+//! A skill as its own checks leave it: what the pipeline produces, and what the release
+//! rules ([`crate::release::evolution`]) read through a [`Candidate`] view. The types live
+//! apart from the pipeline so that the steps that make and read them need no more than
+//! these; the release side never sees them (the build uses the release rules, not the
+//! other way round).
 
-use crate::build::workspace::{SkillSource, SourceFile};
+use crate::build::workspace::SkillSource;
+use crate::fs::source_file::SourceFile;
 use crate::interface::{Document, SchemaReference};
+use crate::release::candidate::{Candidate, CandidateSchema};
 
 /// A schema as loaded for one role of one skill, checked.
 ///
@@ -27,4 +30,23 @@ pub struct CheckedSkill {
     pub source: SkillSource,
     pub schemas: Vec<LoadedSchema>,
     pub interface: Document,
+}
+
+impl CheckedSkill {
+    /// What the release rules read of this skill.
+    pub fn candidate(&self) -> Candidate<'_> {
+        Candidate {
+            manifest_path: &self.source.manifest_path,
+            interface: &self.interface,
+            schemas: self
+                .schemas
+                .iter()
+                .map(|l| CandidateSchema {
+                    reference: &l.reference,
+                    source: &l.source,
+                    field: &l.field,
+                })
+                .collect(),
+        }
+    }
 }

@@ -10,6 +10,8 @@ pub mod checked_skill;
 pub mod examples;
 pub mod manifest;
 pub mod pipeline;
+pub mod previous_bundle;
+pub mod release_statement;
 pub mod scaffold;
 pub mod shared_schemas;
 pub mod workspace;

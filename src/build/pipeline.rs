@@ -9,6 +9,7 @@
 use crate::build::checked_skill::{CheckedSkill, LoadedSchema};
 use crate::build::examples;
 use crate::build::manifest::SchemaSource;
+use crate::build::previous_bundle;
 use crate::build::shared_schemas;
 use crate::build::workspace::{self, SkillSource, Workspace};
 use crate::bundle;
@@ -18,6 +19,7 @@ use crate::interface::binding::Binding;
 use crate::interface::packaged_schema::InterfaceSchema;
 use crate::interface::Role;
 use crate::interface::{Document, SchemaReference, DESCRIBE_SKILL};
+use crate::release::candidate::Candidate;
 use crate::release::evolution;
 use crate::release::ledger::Ledger;
 use crate::schema::dialect::DEFAULT_DIALECT;
@@ -96,7 +98,13 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     let mut checked = check_skills(root, progress, lock.as_ref().ok().map(|l| &l.ledger));
     if checked.workspace.is_some() {
         // Release ledger (skillbundle.lock, --previous): see crate::release::evolution.
-        let (findings, release) = evolution::check(lock, &checked.skills, options);
+        let previous = match (&lock, &options.previous) {
+            (Ok(_), Some(path)) => Some((path.as_path(), previous_bundle::read_bundle(path))),
+            _ => None,
+        };
+        let candidates: Vec<Candidate<'_>> =
+            checked.skills.iter().map(CheckedSkill::candidate).collect();
+        let (findings, release) = evolution::check(lock, previous, &candidates);
         checked.findings.extend(findings);
         checked.release = release;
         // Judged once everything else passes: a skill that failed may have failed for
@@ -134,7 +142,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
 /// that cannot be read, is an error.
 pub fn snapshot(path: &Path) -> Result<evolution::Snapshot, Vec<Finding>> {
     if !path.is_dir() {
-        return evolution::read_bundle(path).map(|ledger| evolution::Snapshot {
+        return previous_bundle::read_bundle(path).map(|ledger| evolution::Snapshot {
             ledger,
             ..evolution::Snapshot::default()
         });
@@ -144,7 +152,7 @@ pub fn snapshot(path: &Path) -> Result<evolution::Snapshot, Vec<Finding>> {
         return Err(checked.findings);
     }
     Ok(evolution::Snapshot {
-        ledger: evolution::workspace_ledger(&checked.skills),
+        ledger: evolution::workspace_ledger(checked.skills.iter().map(|s| &s.interface)),
         findings: checked
             .findings
             .into_iter()

@@ -16,8 +16,9 @@
 //! [`Embedded::locate`] maps a pointer into an embedded resource back to the shared
 //! file, so findings inside a shared file name that file and line.
 
-use crate::build::workspace::{self, SourceFile};
+use crate::build::workspace;
 use crate::finding::{Code, Finding, Location};
+use crate::fs::source_file::SourceFile;
 use crate::schema::walk::SchemaTree;
 use crate::wire::pointer;
 use serde_json::{Map, Value};

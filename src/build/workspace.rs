@@ -8,9 +8,9 @@
 
 use crate::build::manifest::{self, SchemaSource, SkillManifest, WorkspaceManifest};
 use crate::finding::{Code, Finding, Location};
+use crate::fs::source_file::SourceFile;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The workspace manifest's file name.
 pub const WORKSPACE_FILE: &str = "skillbundle.yaml";
@@ -347,57 +347,6 @@ fn glob_match(pattern: &str, name: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// A domain schema read from disk, with everything needed to report on it.
-#[derive(Debug, Clone)]
-pub struct SourceFile {
-    /// The path shown in findings.
-    pub display: PathBuf,
-    /// Where it was read from.
-    real: PathBuf,
-    /// The raw bytes (for mapping pointers to positions) while the skill is checked;
-    /// `None` once [`SourceFile::release`]d.
-    bytes: Option<Arc<Vec<u8>>>,
-    /// Authored as YAML (positions are mapped through the YAML parser).
-    pub yaml: bool,
-}
-
-impl SourceFile {
-    /// Stop holding the file's bytes: a position asked for later reads the file again.
-    /// The checks that run on every skill are over by then, and only a finding needs a
-    /// position; held until the end, the bytes were the largest part of a 10,000-skill
-    /// build's memory (74 MB of 390).
-    pub fn release(&mut self) {
-        self.bytes = None;
-    }
-
-    /// A location for `pointer` inside this file, with line and column when known.
-    pub fn locate(&self, pointer: &str) -> Location {
-        let loc = Location::file(&self.display).with_pointer(pointer);
-        let reread;
-        let bytes: &[u8] = match &self.bytes {
-            Some(bytes) => bytes,
-            None => match std::fs::read(&self.real) {
-                Ok(b) => {
-                    reread = b;
-                    &reread
-                }
-                Err(_) => return loc,
-            },
-        };
-        let position = if self.yaml {
-            std::str::from_utf8(bytes)
-                .ok()
-                .and_then(|text| crate::wire::yaml::locate(text, pointer))
-        } else {
-            crate::wire::json::locate(bytes, pointer)
-        };
-        match position {
-            Some((line, column)) => loc.with_position(line, column),
-            None => loc,
-        }
-    }
-}
-
 /// Read a JSON (or YAML-authored) value under the I-JSON rules.
 ///
 /// `max_bytes` bounds the file size before it is read into memory; `max_depth` bounds
@@ -443,15 +392,7 @@ pub fn read_value(
         crate::wire::json::parse_with_depth(&bytes, max_depth)
             .map_err(|e| e.into_finding(display))?
     };
-    Ok((
-        value,
-        SourceFile {
-            display: display.to_path_buf(),
-            real: real.to_path_buf(),
-            bytes: Some(Arc::new(bytes)),
-            yaml,
-        },
-    ))
+    Ok((value, SourceFile::new(display, real, bytes, yaml)))
 }
 
 /// A skill's manifest as read, with where it lives.

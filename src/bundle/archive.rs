@@ -24,6 +24,7 @@
 //! the manifest alone, authenticate it, and only then read the rest). Nothing from an
 //! archive is ever written to disk by this module.
 
+use crate::finding::{Code, Finding, Location};
 use crate::wire::digest::Digest;
 use flate2::write::GzEncoder;
 use flate2::{Compression, GzBuilder};
@@ -68,6 +69,18 @@ impl ArchiveError {
             message: message.into(),
             limit: true,
         }
+    }
+}
+
+/// An archive refused is `resource_limit_exceeded` when a limit refused it, otherwise
+/// `bundle_invalid`; the message names entries by position only.
+impl From<ArchiveError> for Finding {
+    fn from(e: ArchiveError) -> Finding {
+        Finding::new(
+            Code::limit_or(e.limit, Code::BundleInvalid),
+            format!("the archive is refused: {e}"),
+            Location::default(),
+        )
     }
 }
 

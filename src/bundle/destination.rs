@@ -59,7 +59,7 @@ pub fn check(
     let limits = ReadLimits::default();
     let old = crate::fs::operator_file::read(existing, limits.max_total_bytes)
         .ok()
-        .and_then(|bytes| crate::agent::load::read_manifest(&bytes, limits).ok());
+        .and_then(|bytes| crate::bundle::first_pass::read_manifest(&bytes, limits).ok());
     if let Some(old) = &old {
         let old_signed = old
             .get(SIGNATURES)

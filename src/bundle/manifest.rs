@@ -14,6 +14,11 @@ use crate::wire::digest::Digest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The archive path of a skill's interface document.
+pub fn interface_path(skill_id: &str) -> String {
+    format!("interfaces/{skill_id}.json")
+}
+
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,7 +90,7 @@ impl ManifestSkill {
             skill_id: interface.skill_id.clone(),
             skill_version: interface.skill_version.to_string(),
             interface_digest: interface.digest.clone(),
-            file: super::interface_path(&interface.skill_id),
+            file: interface_path(&interface.skill_id),
             schemas: interface.schemas().iter().map(ManifestSchema::of).collect(),
         }
     }

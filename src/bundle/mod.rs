@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod destination;
+pub mod first_pass;
 pub mod manifest;
 pub mod release_statement;
 pub mod sign;
@@ -14,6 +15,7 @@ pub mod sign;
 use crate::finding::{Code, Finding};
 use crate::interface::Document;
 use crate::wire::digest::{jcs, Digest};
+pub use manifest::interface_path;
 use manifest::{BundleName, InterfaceSchemaRef, Manifest, ManifestSkill};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -26,11 +28,6 @@ pub const FORMAT: &str = "skillbundle/1";
 /// Paths inside the archive.
 pub const MANIFEST_PATH: &str = "manifest.json";
 pub const CARD_FRAGMENT_PATH: &str = "a2a/agent-card-fragment.json";
-
-/// The archive path of a skill's interface document.
-pub fn interface_path(skill_id: &str) -> String {
-    format!("interfaces/{skill_id}.json")
-}
 
 /// Whether `path` is a name the bundle layout allows inside the archive: the manifest,
 /// the card fragment, or an interface document named like a skill_id that can become a

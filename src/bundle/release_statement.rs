@@ -37,9 +37,8 @@
 //! the statement), and no version counter (the agent's state already refuses older
 //! bundle versions, `agent::fetch`, feature `oci`).
 
-use crate::agent::TrustedKeys;
 use crate::crypto::jws::{self, JwsError, JwsSignature};
-use crate::crypto::keys::SigningKeyPair;
+use crate::crypto::keys::{SigningKeyPair, TrustedKeys};
 use crate::finding::{Code, Finding, Location};
 use crate::wire::digest::jcs;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -139,41 +138,6 @@ pub fn issue(
     let mut bytes = serde_json::to_vec_pretty(&signed).expect("a statement serializes");
     bytes.push(b'\n');
     bytes
-}
-
-/// Issue a statement for the bundle file at `bundle_path`, valid from `issued_at` for
-/// `lifetime`, and write it beside the bundle ([`file_beside`], atomically). The bundle
-/// must open under the signers' own keys: a statement is only ever issued for a bundle
-/// its signers signed. Returns the statement's path.
-pub fn write_beside(
-    bundle_path: &Path,
-    keys: &[SigningKeyPair],
-    issued_at: u64,
-    lifetime: Duration,
-) -> Result<PathBuf, Vec<Finding>> {
-    let limit = crate::bundle::archive::ReadLimits::default().max_total_bytes;
-    let bytes = crate::bundle::read_file(bundle_path, limit).map_err(|f| vec![f])?;
-    let signers = TrustedKeys::new(keys.iter().map(SigningKeyPair::public_key).collect());
-    let bundle = crate::agent::Bundle::open(&bytes, &signers)?;
-    let digest = file_digest(&bytes);
-    let subject = Subject {
-        name: bundle.name(),
-        version: bundle.version(),
-        digest: &digest,
-    };
-    let statement = issue(subject, issued_at, lifetime, keys);
-    let path = file_beside(bundle_path);
-    crate::fs::atomic_file::replace(&path, ".release-", |f| {
-        std::io::Write::write_all(f, &statement)
-    })
-    .map_err(|e| {
-        vec![Finding::at_file(
-            Code::Io,
-            format!("cannot write the release statement: {e}"),
-            &path,
-        )]
-    })?;
-    Ok(path)
 }
 
 /// What [`check`] demands beyond a valid, unexpired statement.

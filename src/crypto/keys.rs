@@ -17,6 +17,10 @@
 //!   key with mode 0600 on unix, and an existing file is never replaced unless the
 //!   caller asks for it.
 //!
+//! [`TrustedKeys`] is the other side's set: the public keys a verifier accepts (an agent
+//! loading a bundle, a release statement's check, a registry referrer's check), and
+//! whether unsigned bundles are allowed.
+//!
 //! Errors are a [`KeyError`] whose message tells the user what to do; nothing here
 //! prints.
 
@@ -831,6 +835,46 @@ pub(crate) fn parse_unique_object(bytes: &[u8]) -> Result<Map<String, Value>, St
     serde_json::from_slice::<UniqueObject>(bytes)
         .map(|object| object.0)
         .map_err(|e| e.to_string())
+}
+
+/// The public keys an agent trusts to sign bundles, and whether it accepts unsigned ones.
+#[derive(Debug, Clone, Default)]
+pub struct TrustedKeys {
+    keys: Vec<PublicKey>,
+    allow_unsigned: bool,
+}
+
+impl TrustedKeys {
+    /// Trust bundles signed by any of `keys`; refuse unsigned bundles.
+    pub fn new(keys: Vec<PublicKey>) -> Self {
+        TrustedKeys {
+            keys,
+            allow_unsigned: false,
+        }
+    }
+
+    /// Trust no key and accept unsigned bundles. Meant for development: the loaded
+    /// `Bundle::signature` then says the bundle was not verified.
+    pub fn allow_unsigned() -> Self {
+        TrustedKeys {
+            keys: Vec::new(),
+            allow_unsigned: true,
+        }
+    }
+
+    /// Also accept unsigned bundles (signed ones are still checked against the keys).
+    pub fn and_allow_unsigned(mut self) -> Self {
+        self.allow_unsigned = true;
+        self
+    }
+
+    pub fn keys(&self) -> &[PublicKey] {
+        &self.keys
+    }
+
+    pub fn allows_unsigned(&self) -> bool {
+        self.allow_unsigned
+    }
 }
 
 #[cfg(test)]

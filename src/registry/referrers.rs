@@ -36,10 +36,11 @@
 //! each JWS within [`MAX_JWS_BYTES`], checked against its declared size and digest; the
 //! whole operation has the overall deadline of [`registry::Timeouts`].
 
-use crate::agent::{load, TrustedKeys};
 use crate::bundle::archive::ReadLimits;
+use crate::bundle::first_pass;
 use crate::bundle::sign;
 use crate::crypto::jws::{self, JwsError, JwsSignature};
+use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use crate::registry::distribution::Session;
 use crate::registry::{self, ArtifactRef, BundleInfo, Layer, Options, MANIFEST_MEDIA_TYPE};
@@ -172,16 +173,17 @@ pub fn check_signature_manifest(bytes: &[u8], subject_digest: &str) -> Result<La
 
 /// The bundle manifest's signatures and their detached payload.
 fn signed_manifest(bundle_bytes: &[u8]) -> Result<(Vec<JwsSignature>, Vec<u8>), Finding> {
-    let manifest = load::read_manifest(bundle_bytes, ReadLimits::default()).map_err(|mut f| {
-        f.truncate(1);
-        f.pop().unwrap_or_else(|| {
-            Finding::new(
-                Code::BundleInvalid,
-                "the bundle cannot be read",
-                Location::default(),
-            )
-        })
-    })?;
+    let manifest =
+        first_pass::read_manifest(bundle_bytes, ReadLimits::default()).map_err(|mut f| {
+            f.truncate(1);
+            f.pop().unwrap_or_else(|| {
+                Finding::new(
+                    Code::BundleInvalid,
+                    "the bundle cannot be read",
+                    Location::default(),
+                )
+            })
+        })?;
     let signatures: Vec<JwsSignature> = manifest
         .get(sign::SIGNATURES)
         .cloned()

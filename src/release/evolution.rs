@@ -26,13 +26,10 @@
 //! The same comparison powers `skillbundle diff`, which reports every change between two
 //! workspaces or bundles with the smallest version step each schema and skill needs.
 
-use crate::agent::{Bundle, TrustedKeys};
-
-use crate::build::checked_skill::{CheckedSkill, LoadedSchema};
-use crate::build::workspace::SourceFile;
-use crate::bundle;
 use crate::finding::{Code, Finding, Location};
-use crate::interface::Role;
+use crate::fs::source_file::SourceFile;
+use crate::interface::{Document, Role};
+use crate::release::candidate::{Candidate, CandidateSchema};
 use crate::release::compat::{self, Change, Comparison, Direction};
 use crate::release::ledger::{
     Conflict, Ledger, LockFile, SchemaEntry, SchemaKey, SchemaUse, SkillEntry, SkillKey,
@@ -547,13 +544,13 @@ fn describe(d: &SkillDiff, at_least: Step) -> String {
 // ---------------------------------------------------------------------------------------
 // The rules, run by `check` and `build`.
 
-/// The ledger entries a set of checked skills would publish.
-pub fn workspace_ledger(skills: &[CheckedSkill]) -> Ledger {
+/// The ledger entries a set of checked skills' interfaces would publish.
+pub fn workspace_ledger<'a>(interfaces: impl IntoIterator<Item = &'a Document>) -> Ledger {
     let mut ledger = Ledger::default();
-    for s in skills {
+    for interface in interfaces {
         // Two contents for one identity are reported as schema_conflict by the
         // pipeline; the first one stands here.
-        let _ = ledger.add_document(&s.interface);
+        let _ = ledger.add_document(interface);
     }
     ledger
 }
@@ -568,23 +565,24 @@ pub struct Release {
 }
 
 /// Run the release rules for the checked skills of a workspace against its lock, as
-/// [`Ledger::load`] read it. The [`Release`] is `None` when the lock or the previous
-/// bundle could not be read (the findings say why).
+/// [`Ledger::load`] read it, joined by the ledger of a previous bundle (`--previous`: its
+/// path and what reading it gave). The [`Release`] is `None` when the lock or the
+/// previous bundle could not be read (the findings say why).
 pub fn check(
     lock: Result<LockFile, Vec<Finding>>,
-    skills: &[CheckedSkill],
-    options: &Options,
+    previous: Option<(&Path, Result<Ledger, Vec<Finding>>)>,
+    skills: &[Candidate<'_>],
 ) -> (Vec<Finding>, Option<Release>) {
     let lock = match lock {
         Ok(l) => l,
         Err(f) => return (f, None),
     };
-    let current = workspace_ledger(skills);
+    let current = workspace_ledger(skills.iter().map(|s| s.interface));
     let mut findings = Vec::new();
     let merged;
-    let baseline = match &options.previous {
+    let baseline = match previous {
         None => &lock.ledger,
-        Some(path) => match read_bundle(path) {
+        Some((path, read)) => match read {
             Ok(previous) => {
                 let mut baseline = lock.ledger.clone();
                 merge(&mut baseline, previous, path, &mut findings);
@@ -744,7 +742,7 @@ enum ManifestLine<'a> {
 fn reused_from(
     baseline: &Ledger,
     uri: &str,
-    uses: &[(&CheckedSkill, &LoadedSchema)],
+    uses: &[(&Candidate<'_>, &CandidateSchema<'_>)],
 ) -> Option<String> {
     let recorded: Vec<(&str, &SchemaUse)> = baseline
         .skills
@@ -762,9 +760,10 @@ fn reused_from(
 }
 
 /// Schema rules: immutability, version order, and compatibility within a MAJOR line.
-fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
+fn schema_rules(baseline: &Ledger, skills: &[Candidate<'_>]) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let mut groups: BTreeMap<SchemaKey, Vec<(&CheckedSkill, &LoadedSchema)>> = BTreeMap::new();
+    let mut groups: BTreeMap<SchemaKey, Vec<(&Candidate<'_>, &CandidateSchema<'_>)>> =
+        BTreeMap::new();
     for s in skills {
         for l in &s.schemas {
             let r = &l.reference;
@@ -780,8 +779,8 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
         let roles: BTreeSet<Role> = uses.iter().map(|(_, l)| l.reference.role).collect();
         let role = *roles.iter().next().unwrap_or(&Role::Input);
         let breaks = |c: &Change| roles.iter().any(|r| c.breaks(*r));
-        let field = &loaded.field;
-        let manifest = &skill.source.manifest_path;
+        let field = loaded.field;
+        let manifest = skill.manifest_path;
         let recorded = baseline.schema_versions(&uri);
         let current_entry = SchemaEntry {
             schema_uri: uri.clone(),
@@ -846,7 +845,7 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
                         "{uri} version {version} is recorded in skillbundle.lock with digest {}, but this schema now has digest {}{dialect_note}; a published schema version never changes",
                         rec.digest, cur.digest
                     ),
-                    locate_nearest(&loaded.source, &pointer),
+                    locate_nearest(loaded.source, &pointer),
                 )
                 .with_help(match reused_from(baseline, &uri, &uses) {
                     // Another skill's schema_uri, reused: most likely a copy that should
@@ -914,7 +913,7 @@ fn schema_rules(baseline: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
                         c.direction,
                         show_pointer(&c.old_pointer),
                     ),
-                    locate_nearest(&loaded.source, &c.new_pointer),
+                    locate_nearest(loaded.source, &c.new_pointer),
                 )
                 .with_help(format!(
                     "make the change backward compatible, or publish it as a MAJOR version: in {}, set {field}.version to \"{next}\" and skill_version to \"{skill_major}\"",
@@ -942,7 +941,7 @@ fn list_versions(v: &[Version]) -> String {
 }
 
 /// Skill rules: immutability, version order, and the skill-level MAJOR rules.
-fn skill_rules(baseline: &Ledger, current: &Ledger, skills: &[CheckedSkill]) -> Vec<Finding> {
+fn skill_rules(baseline: &Ledger, current: &Ledger, skills: &[Candidate<'_>]) -> Vec<Finding> {
     let mut findings = Vec::new();
     for s in skills {
         let id = &s.interface.skill_id;
@@ -955,7 +954,7 @@ fn skill_rules(baseline: &Ledger, current: &Ledger, skills: &[CheckedSkill]) -> 
             continue;
         }
         let recorded = baseline.skill_versions(id);
-        let manifest = &s.source.manifest_path;
+        let manifest = s.manifest_path;
         let at = || manifest_location(manifest, ManifestLine::SkillVersion);
         if let Some(rec) = baseline.skill(id, version) {
             if rec.interface_digest == cur.interface_digest {
@@ -1118,39 +1117,6 @@ pub fn outdated(update: &LockUpdate) -> Finding {
     Finding::at_file(Code::LockOutdated, message, &update.path).with_help(
         "run `skillbundle build` without --locked and commit the updated skillbundle.lock",
     )
-}
-
-// ---------------------------------------------------------------------------------------
-// Previous bundles.
-
-/// Read a bundle and the ledger entries it publishes, after checking its integrity.
-pub fn read_bundle(path: &Path) -> Result<Ledger, Vec<Finding>> {
-    // Loaded exactly as an agent loads it: every file digest, every document against the
-    // packaged schema, every inline-schema and interface digest, the same schema
-    // governance. Signatures are checked when present against no trusted key, so this
-    // establishes integrity, not authenticity: the vendor's own earlier release is the
-    // baseline, whoever signed it.
-    // Findings name entries as `BUNDLE/entry`, so it is clear which bundle they are in.
-    let bundle = Bundle::open_path(path, &TrustedKeys::allow_unsigned())?;
-    let mut ledger = Ledger::default();
-    let mut findings = Vec::new();
-    for advertised in bundle.advertised() {
-        let Some(document) = bundle.document(&advertised.skill_id) else {
-            continue;
-        };
-        if let Err(e) = ledger.add_document(document) {
-            findings.push(Finding::at_file(
-                Code::BundleInvalid,
-                format!("{}: {e}", bundle::interface_path(&advertised.skill_id)),
-                path,
-            ));
-        }
-    }
-    if findings.is_empty() {
-        Ok(ledger)
-    } else {
-        Err(findings)
-    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 //! compatibility checker decides whether one schema accepts what another did, and the
 //! evolution rules turn both into a gate.
 
+pub mod candidate;
 pub mod compat;
 pub mod evolution;
 pub mod ledger;

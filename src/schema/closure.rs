@@ -22,7 +22,7 @@
 //! `$dynamicRef` is checked by its static target: dynamic scope only ever contains
 //! resources of this same value once all static targets are inside it.
 
-use super::{walk::SchemaTree, DRAFT_2020_12};
+use super::{dialect::DRAFT_2020_12, walk::SchemaTree};
 use crate::finding::{Code, Finding, Location};
 use crate::wire::pointer;
 use referencing::UriRef;

@@ -8,9 +8,12 @@
 //! or an `http:` variant of the URI names a different (draft-04-style) identifier, so it
 //! is reported rather than "normalized" into agreement.
 
-use super::{walk::SchemaTree, DRAFT_2020_12};
+use super::walk::SchemaTree;
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
+
+/// The JSON Schema dialect interface version 1.0 supports (its meta-schema URI).
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// The dialects interface version 1.0 supports.
 pub const SUPPORTED: &[&str] = &[DRAFT_2020_12];

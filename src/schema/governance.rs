@@ -64,7 +64,7 @@ pub fn govern_lazily(
 pub fn govern_alone(schema: &Value) -> Result<Validator, Vec<Finding>> {
     govern(
         schema,
-        super::DRAFT_2020_12,
+        super::dialect::DRAFT_2020_12,
         &Limits::default(),
         &PatternCache::new(),
     )

@@ -28,8 +28,7 @@ pub(crate) mod walk;
 
 pub use governance::{govern, govern_alone, govern_lazily, govern_with_rules};
 
-/// The JSON Schema dialect interface version 1.0 supports (its meta-schema URI).
-pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+pub use dialect::DRAFT_2020_12;
 
 #[cfg(test)]
 pub(crate) mod test_util {

@@ -67,7 +67,7 @@ impl Fixture {
 }
 
 /// The largest manifest.json a loader reads.
-const MANIFEST_CAP: u64 = skillbundle::agent::load::MAX_BUNDLE_MANIFEST_BYTES;
+const MANIFEST_CAP: u64 = skillbundle::bundle::first_pass::MAX_BUNDLE_MANIFEST_BYTES;
 
 /// The builder's own writer.
 pub fn pack(files: &BTreeMap<String, Vec<u8>>, mtime: u64) -> Vec<u8> {

@@ -992,7 +992,8 @@ fn subject_and_payload(ws: &Path) -> (String, Vec<u8>) {
         version: "0.1.0".into(),
         skills: 3,
     };
-    let manifest = skillbundle::agent::load::read_manifest(&bytes, Default::default()).unwrap();
+    let manifest =
+        skillbundle::bundle::first_pass::read_manifest(&bytes, Default::default()).unwrap();
     (
         registry::sha256(&registry::manifest_for(&bytes, &info)),
         skillbundle::bundle::sign::signing_payload(&manifest),
@@ -1045,7 +1046,7 @@ fn push_lists_the_signature_under_the_referrers_tag_where_the_registry_has_no_ap
     let manifest: Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(manifest["subject"]["digest"], digest.as_str());
     assert_eq!(manifest["layers"][0]["mediaType"], "application/jose+json");
-    let bundle_manifest = skillbundle::agent::load::read_manifest(
+    let bundle_manifest = skillbundle::bundle::first_pass::read_manifest(
         &std::fs::read(ws.path().join(V1)).unwrap(),
         Default::default(),
     )

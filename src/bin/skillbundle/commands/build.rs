@@ -138,7 +138,7 @@ fn build(
     let mut release = None;
     if let (Some(lifetime), Some(path)) = (expires, built.bundle.as_deref()) {
         let issued = skillbundle::bundle::release_statement::now();
-        match skillbundle::bundle::release_statement::write_beside(
+        match skillbundle::build::release_statement::write_beside(
             path,
             &release_keys,
             issued,
