@@ -10,10 +10,12 @@
 //! input_schema (`input_invalid`). Results and supporting records are validated before
 //! the agent reports completion (`output_invalid`, and the task then fails).
 //!
-//! What an A2A executor does with those checks lives in three submodules: [`body`]
+//! What an A2A executor does with those checks lives in four submodules: [`body`]
 //! reads a request body strictly, under the request limits, before an SDK reads it;
 //! [`message`] decides which incoming Message is a skill request, a follow-up or a base
-//! request; [`task`] decides what a Task may publish and when. Every language binding
+//! request; [`task`] decides what a Task may publish and when; [`interaction`] which
+//! operations (streaming, returning at once, push, cancel) a skill's `interaction`
+//! declaration allows. Every language binding
 //! (the Python executor in `skillbundle.a2a`) only adapts its SDK's events to them.
 //!
 //! Every refusal is a [`ErrorObject`] in the draft's exact wire shape whose
@@ -27,6 +29,7 @@
 pub mod body;
 #[cfg(feature = "oci")]
 pub mod fetch;
+pub mod interaction;
 pub mod inventory;
 pub mod load;
 pub mod message;

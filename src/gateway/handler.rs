@@ -15,6 +15,7 @@ use super::state::{Gateway, Loaded, Shared};
 use super::tasks::Entry;
 use super::upstream::{self, Op, Upstream, UpstreamError};
 use super::view::{self, guard_task, integral, TaskView};
+use crate::agent::interaction::{Operation, RefusalKind, Refused};
 use crate::agent::message::{ExistingTask, Part as RoutedPart, Policy, Refusal, Route};
 use crate::agent::Request;
 use crate::interface::condition::ErrorObject;
@@ -231,6 +232,7 @@ impl Shared {
         loaded: &Loaded,
         params: &ServiceParams,
         message: &Message,
+        operation: Operation,
     ) -> Result<Plan, A2AError> {
         let bundle = &loaded.bundle;
         let parts: Vec<RoutedPart<'_>> = message
@@ -325,13 +327,84 @@ impl Shared {
                 )))
             }
             Ok(Route::Request(Request::Invoke { skill_id, .. })) => {
+                self.interaction(loaded, Some(skill_id), operation)?;
                 Plan::Forward(Some(skill_id.to_string()))
             }
             Ok(Route::FollowUp) => {
-                Plan::Forward(existing.and_then(|e| e.skill_id).map(str::to_string))
+                let skill = existing.and_then(|e| e.skill_id);
+                self.interaction(loaded, skill, operation)?;
+                Plan::Forward(skill.map(str::to_string))
             }
             Ok(Route::Base) => Plan::Forward(None),
         })
+    }
+
+    /// The skill's `interaction` declaration applied to `operation`
+    /// ([`crate::agent::interaction`]): A2A's `TaskNotCancelableError` or
+    /// `UnsupportedOperationError`, before the upstream is called. A governed Task that
+    /// would have its updates pushed is refused too, whatever the skill declares: the
+    /// gateway cannot check what an upstream pushes to the caller directly, and offers no
+    /// push notifications itself.
+    fn interaction(
+        &self,
+        loaded: &Loaded,
+        skill: Option<&str>,
+        operation: Operation,
+    ) -> Result<(), A2AError> {
+        if let Err(Refused { kind, message }) = loaded.bundle.check_operation(skill, operation) {
+            self.refused(kind.as_str());
+            let declaration = match kind {
+                RefusalKind::TaskNotCancelable => "cancellable",
+                RefusalKind::UnsupportedOperation => "supported_response_modes",
+            };
+            // The message is the bundle's text (skill and declared modes), never the
+            // caller's: ErrorInfo's `declaration` keeps it through the error scrub.
+            return Err(A2AError::new(kind.code(), message).with_details(vec![
+                TypedDetail::error_info(
+                    a2a_types::error_reason(kind.code()),
+                    a2a_types::PROTOCOL_DOMAIN,
+                    Some(HashMap::from([(
+                        "declaration".to_string(),
+                        declaration.to_string(),
+                    )])),
+                ),
+            ]));
+        }
+        let pushed = matches!(
+            operation,
+            Operation::SendMessage {
+                push_config: true,
+                ..
+            } | Operation::SendStreamingMessage { push_config: true }
+        );
+        if skill.is_some() && pushed {
+            self.refused("push_notification_not_supported");
+            return Err(A2AError::push_notification_not_supported());
+        }
+        Ok(())
+    }
+
+    /// The governed skill of Task `id` for an operation on it: as remembered, or (a Task
+    /// the index no longer holds) recognised from the upstream's whole Task
+    /// ([`recognise`]). `None` for a base Task, one the upstream does not show, or one
+    /// that can no longer be checked (what the upstream answers of it is then withheld).
+    async fn governed_skill(
+        &self,
+        loaded: &Loaded,
+        upstream: &Upstream,
+        id: &str,
+    ) -> Option<String> {
+        if let Some(entry) = self.index().get(id) {
+            return entry.skill_id.clone();
+        }
+        let task = self.whole_task(upstream, id).await.ok()?;
+        match recognise(&loaded.bundle, &task) {
+            Kind::Governed(skill) => {
+                self.remember(id, Some(&skill), None);
+                Some(skill)
+            }
+            Kind::Base | Kind::Uncheckable => None,
+        }
     }
 
     fn remember(&self, task_id: &str, skill_id: Option<&str>, decided: Option<&Task>) {
@@ -479,7 +552,12 @@ impl RequestHandler for Gateway {
     ) -> Result<SendMessageResponse, A2AError> {
         let loaded = self.loaded();
         let message = normalized(req.message.clone());
-        let skill = match self.plan(&loaded, params, &message).await? {
+        let configuration = req.configuration.as_ref();
+        let operation = Operation::SendMessage {
+            return_immediately: configuration.and_then(|c| c.return_immediately) == Some(true),
+            push_config: configuration.is_some_and(|c| c.task_push_notification_config.is_some()),
+        };
+        let skill = match self.plan(&loaded, params, &message, operation).await? {
             Plan::Decided(task) => {
                 self.remember(&task.id, None, Some(&task));
                 self.log(
@@ -535,7 +613,13 @@ impl RequestHandler for Gateway {
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         let loaded = self.loaded();
         let message = normalized(req.message.clone());
-        let skill = match self.plan(&loaded, params, &message).await? {
+        let operation = Operation::SendStreamingMessage {
+            push_config: req
+                .configuration
+                .as_ref()
+                .is_some_and(|c| c.task_push_notification_config.is_some()),
+        };
+        let skill = match self.plan(&loaded, params, &message, operation).await? {
             Plan::Decided(task) => {
                 self.remember(&task.id, None, Some(&task));
                 return Ok(Box::pin(futures::stream::once(async move {
@@ -644,9 +728,14 @@ impl RequestHandler for Gateway {
             decided: Some(_), ..
         }) = self.index().get(&req.id)
         {
-            return Err(A2AError::task_not_cancelable(&req.id));
+            return Err(A2AError::new(
+                a2a_types::error_code::TASK_NOT_CANCELABLE,
+                "the task has ended: it cannot be canceled",
+            ));
         }
         let upstream = self.upstream()?;
+        let skill = self.governed_skill(&loaded, &upstream, &req.id).await;
+        self.interaction(&loaded, skill.as_deref(), Operation::CancelTask)?;
         let params = serde_json::to_value(&req).expect("an A2A request serializes");
         let value = self
             .timed(upstream.unary(Op::CancelTask, &params))
@@ -687,6 +776,7 @@ impl RequestHandler for Gateway {
                 }
             }
         };
+        self.interaction(&loaded, skill.as_deref(), Operation::SubscribeToTask)?;
         let params = serde_json::to_value(&req).expect("an A2A request serializes");
         let events = self
             .timed(upstream.stream(Op::SubscribeToTask, &params))

@@ -303,8 +303,9 @@ pub fn fixed_message(code: i32) -> String {
 
 /// An error object (JSON-RPC `error`, or HTTP+JSON's `error`) made safe to send: its
 /// message fixed by `code` and its details only `google.rpc.ErrorInfo`, unless it
-/// carries the draft's condition (`metadata.code`: the gateway's own, whose message
-/// is written never to repeat the caller).
+/// carries the draft's condition (`metadata.code`) or names the `interaction`
+/// declaration that refused the operation (`metadata.declaration`): the gateway's own,
+/// whose message is written never to repeat the caller.
 fn scrub_error(error: &mut Value, code: i32, details: &str) -> bool {
     let is_info =
         |d: &Value| d.get("@type").and_then(Value::as_str) == Some(a2a_types::ERROR_INFO_TYPE);
@@ -313,7 +314,11 @@ fn scrub_error(error: &mut Value, code: i32, details: &str) -> bool {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .any(|d| is_info(d) && d.pointer("/metadata/code").is_some());
+        .any(|d| {
+            is_info(d)
+                && (d.pointer("/metadata/code").is_some()
+                    || d.pointer("/metadata/declaration").is_some())
+        });
     if ours {
         return false;
     }

@@ -97,9 +97,19 @@ def test_the_card_is_the_gateways_with_the_bundle(gateway: Gateway, schemas: Sch
 def test_valid_requests_reach_the_upstream_and_valid_results_come_back(gateway: Gateway, upstream: Upstream,
                                                                        schemas: Schemas, skill: str) -> None:
     (name, arguments), *_ = example(skill)
+    modes = schemas.documents[skill]["result"]["interface"]["interaction"]["supported_response_modes"]
     for client in clients(gateway.url):
         before = upstream.calls()
         sent = client.send(data=skill_request(schemas, skill, arguments))
+        if client.stream and "stream" not in modes:
+            # The skill's interaction declaration has no `stream` (manage_interface_config):
+            # A2A's UnsupportedOperationError, and the upstream never asked.
+            assert sent.error is not None, (label(client), sent.events)
+            assert (sent.error["code"] == -32004 or "UnsupportedOperation" in sent.error["name"]
+                    or "does not support this SendStreamingMessage request" in sent.error["message"]), \
+                (label(client), sent.error)
+            assert upstream.calls()["skills"].get(skill, 0) == before["skills"].get(skill, 0), label(client)
+            continue
         assert sent.error is None, (label(client), sent.error)
         task, artifacts, _ = seen(client, sent)
         assert task is not None and task["status"]["state"] == "TASK_STATE_COMPLETED", (label(client), task)

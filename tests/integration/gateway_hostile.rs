@@ -1077,3 +1077,125 @@ async fn skillbundle_call_and_probe_pass_through_the_gateway() {
     assert!(text(&call).contains("condition_met"), "{}", text(&call));
     assert_eq!(probe.status.code(), Some(0), "{}", text(&probe));
 }
+
+/// A valid request object for manage_interface_config, whose document declares
+/// `supported_response_modes: [sync, push]` and `cancellable: false`.
+fn config_request() -> Value {
+    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
+    let b = Bundle::open_path(bundle_path(), &trust).unwrap();
+    let doc = b.document("manage_interface_config").unwrap();
+    json!({
+        "skill": "manage_interface_config",
+        "skill_version": doc.skill_version.to_string(),
+        "interface_digest": doc.digest.as_str(),
+        "arguments": {"operation": "read", "device": "core-2", "interface": "xe-0/0/3"},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operations_a_skill_does_not_declare_are_refused_before_the_upstream() {
+    let gw = start(Upstream::AsksInput, |_| {}).await;
+    let calls = || gw.upstream.calls.load(Ordering::SeqCst);
+    let no_stream = "manage_interface_config does not support this SendStreamingMessage request";
+    // A stream of a skill without `stream`: A2A's UnsupportedOperationError, on both
+    // bindings; nothing reaches the upstream.
+    let (streamed, _) = rpc(
+        &gw.url,
+        "SendStreamingMessage",
+        json!({"message": message(config_request())}),
+        true,
+    )
+    .await;
+    let streamed = streamed.as_array().map_or(&streamed, |e| &e[0]).clone();
+    assert_eq!(streamed["error"]["code"], json!(-32004), "{streamed}");
+    assert!(
+        streamed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(no_stream),
+        "{streamed}"
+    );
+    let rest = reqwest::Client::new()
+        .post(format!("{}/message:stream", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("A2A-Extensions", URI)
+        .header("Content-Type", "application/json")
+        .body(json!({"message": message(config_request())}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rest.status(), 400);
+    let rest: Value = rest.json().await.unwrap();
+    assert_eq!(rest["error"]["status"], "FAILED_PRECONDITION", "{rest}");
+    assert!(rest.to_string().contains("UNSUPPORTED_OPERATION"), "{rest}");
+    assert!(
+        rest["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with(no_stream),
+        "{rest}"
+    );
+    // A push config for a skill without `push` (evaluate_resource_condition: sync,
+    // stream); and for one with it, the gateway's own refusal (it cannot check pushes).
+    let push = json!({"url": "https://caller.example/hook"});
+    for (request, code) in [(request_object(), -32004), (config_request(), -32003)] {
+        let (answer, _) = rpc(
+            &gw.url,
+            "SendMessage",
+            json!({"message": message(request), "configuration": {"taskPushNotificationConfig": push}}),
+            true,
+        )
+        .await;
+        assert_eq!(answer["error"]["code"], json!(code), "{answer}");
+    }
+    assert_eq!(calls(), 0);
+    // Returning at once is allowed when the skill has a way to deliver later (push).
+    let (first, _) = rpc(
+        &gw.url,
+        "SendMessage",
+        json!({"message": message(config_request()), "configuration": {"returnImmediately": true}}),
+        true,
+    )
+    .await;
+    assert_eq!(
+        state(&first["result"]["task"]),
+        "TASK_STATE_INPUT_REQUIRED",
+        "{first}"
+    );
+    assert_eq!(calls(), 1);
+    // `cancellable: false`: TaskNotCancelableError, and the upstream is not asked to
+    // cancel; nor to stream the Task.
+    let (canceled, _) = rpc(&gw.url, "CancelTask", json!({"id": "t-1"}), true).await;
+    assert_eq!(canceled["error"]["code"], json!(-32002), "{canceled}");
+    assert_eq!(
+        canceled["error"]["message"],
+        "a Task of manage_interface_config cannot be canceled: its Skill Interface Document declares cancellable false"
+    );
+    let (subscribed, _) = rpc(&gw.url, "SubscribeToTask", json!({"id": "t-1"}), true).await;
+    let subscribed = subscribed.as_array().map_or(&subscribed, |e| &e[0]).clone();
+    assert_eq!(subscribed["error"]["code"], json!(-32004), "{subscribed}");
+    assert_eq!(calls(), 1);
+    // A streaming follow-up is a stream too: only the Task is read (GetTask), nothing is sent.
+    let follow_up = json!({"messageId": "m-9", "role": "ROLE_USER", "taskId": "t-1", "parts": [{"data": {"credential_ref": "vault:abc"}}]});
+    let (answer, _) = rpc(
+        &gw.url,
+        "SendStreamingMessage",
+        json!({"message": follow_up}),
+        true,
+    )
+    .await;
+    let answer = answer.as_array().map_or(&answer, |e| &e[0]).clone();
+    assert_eq!(answer["error"]["code"], json!(-32004), "{answer}");
+    assert_eq!(calls(), 2);
+    assert!(!answer.to_string().contains("vault"), "{answer}");
+    let metrics = reqwest::get(format!("{}/metrics", gw.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("skillbundle_gateway_refusals_total{code=\"task_not_cancelable\"} 1"),
+        "{metrics}"
+    );
+}
