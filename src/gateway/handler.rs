@@ -13,7 +13,7 @@ use super::log::LogRecord;
 use super::recognise::{recognise, trim_history, withheld, Kind, UNCHECKABLE};
 use super::state::{Gateway, Loaded, Shared};
 use super::tasks::Entry;
-use super::upstream::{self, Op, Upstream, UpstreamError};
+use super::upstream::{self, OnBehalf, Op, UpstreamError};
 use super::view::{self, guard_task, integral, TaskView};
 use crate::agent::interaction::{Operation, RefusalKind, Refused};
 use crate::agent::message::{ExistingTask, Part as RoutedPart, Policy, Refusal, Route};
@@ -151,9 +151,11 @@ impl Shared {
         self.metrics.refusal(code);
     }
 
-    /// The upstream, once its card was read.
-    fn upstream(&self) -> Result<Arc<Upstream>, A2AError> {
-        self.upstream
+    /// The upstream, once its card was read, as the caller's request (`params`)
+    /// reaches it.
+    fn upstream(&self, params: &ServiceParams) -> Result<OnBehalf, A2AError> {
+        let upstream = self
+            .upstream
             .read()
             .expect("the upstream lock is never poisoned")
             .clone()
@@ -161,7 +163,11 @@ impl Shared {
                 A2AError::internal(
                     "the gateway is not ready: the upstream agent's card was not read yet",
                 )
-            })
+            })?;
+        Ok(OnBehalf::new(
+            upstream,
+            self.settings.forward.select(params),
+        ))
     }
 
     /// The Task a Message addresses, as the router needs it. A Task the index no longer
@@ -170,6 +176,7 @@ impl Shared {
     async fn existing(
         &self,
         loaded: &Loaded,
+        params: &ServiceParams,
         task_id: &str,
     ) -> Result<(Option<String>, bool), A2AError> {
         let entry = self.index().get(task_id).cloned();
@@ -189,7 +196,7 @@ impl Shared {
                 TaskState::InputRequired | TaskState::AuthRequired
             )
         };
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         if let Some(entry) = entry {
             let params = serde_json::json!({"id": task_id, "historyLength": 1});
             let task = self.timed(upstream.unary(Op::GetTask, &params)).await;
@@ -214,7 +221,7 @@ impl Shared {
     }
 
     /// The upstream's Task `id` with its whole history (no history length asked).
-    async fn whole_task(&self, upstream: &Upstream, id: &str) -> Result<Task, A2AError> {
+    async fn whole_task(&self, upstream: &OnBehalf, id: &str) -> Result<Task, A2AError> {
         let params = serde_json::json!({ "id": id });
         let value = self
             .timed(upstream.unary(Op::GetTask, &params))
@@ -248,7 +255,7 @@ impl Shared {
             .as_ref()
             .map(|m| Value::Object(m.clone().into_iter().collect()));
         let known = match &message.task_id {
-            Some(id) => Some(self.existing(loaded, id).await?),
+            Some(id) => Some(self.existing(loaded, params, id).await?),
             None => None,
         };
         let existing = known.as_ref().map(|(skill, interrupted)| ExistingTask {
@@ -391,7 +398,7 @@ impl Shared {
     async fn governed_skill(
         &self,
         loaded: &Loaded,
-        upstream: &Upstream,
+        upstream: &OnBehalf,
         id: &str,
     ) -> Option<String> {
         if let Some(entry) = self.index().get(id) {
@@ -486,7 +493,7 @@ impl Shared {
     async fn checked(
         &self,
         loaded: &Loaded,
-        upstream: &Upstream,
+        upstream: &OnBehalf,
         task: Task,
         history_length: Option<i32>,
         whole: bool,
@@ -569,7 +576,7 @@ impl RequestHandler for Gateway {
             }
             Plan::Forward(skill) => skill,
         };
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         let answer = self
             .timed(upstream.unary(Op::SendMessage, &Shared::outgoing(&message, &req)))
             .await
@@ -628,7 +635,7 @@ impl RequestHandler for Gateway {
             }
             Plan::Forward(skill) => skill,
         };
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         let events = self
             .timed(upstream.stream(Op::SendStreamingMessage, &Shared::outgoing(&message, &req)))
             .await;
@@ -655,14 +662,14 @@ impl RequestHandler for Gateway {
 
     async fn get_task(
         &self,
-        _params: &ServiceParams,
+        params: &ServiceParams,
         req: GetTaskRequest,
     ) -> Result<Task, A2AError> {
         let loaded = self.loaded();
         if let Some(task) = self.decided(&loaded, &req.id) {
             return Ok(trim_history(task, req.history_length));
         }
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         // A Task not remembered is asked for whole: its history tells what it is.
         let remembered = self.index().get(&req.id).is_some();
         let mut asked = req.clone();
@@ -685,11 +692,11 @@ impl RequestHandler for Gateway {
 
     async fn list_tasks(
         &self,
-        _params: &ServiceParams,
+        params: &ServiceParams,
         req: ListTasksRequest,
     ) -> Result<ListTasksResponse, A2AError> {
         let loaded = self.loaded();
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         // A governed Task is checked whole: its Artifacts are asked for even when the
         // caller does not want them shown.
         let mut asked = req.clone();
@@ -702,7 +709,7 @@ impl RequestHandler for Gateway {
         let mut list: ListTasksResponse =
             upstream::decode(value).map_err(|_| A2AError::invalid_agent_response())?;
         let tasks = std::mem::take(&mut list.tasks);
-        let upstream = upstream.as_ref();
+        let upstream = &upstream;
         let loaded = loaded.as_ref();
         let history_length = req.history_length;
         list.tasks = futures::stream::iter(tasks)
@@ -720,7 +727,7 @@ impl RequestHandler for Gateway {
 
     async fn cancel_task(
         &self,
-        _params: &ServiceParams,
+        params: &ServiceParams,
         req: CancelTaskRequest,
     ) -> Result<Task, A2AError> {
         let loaded = self.loaded();
@@ -733,7 +740,7 @@ impl RequestHandler for Gateway {
                 "the task has ended: it cannot be canceled",
             ));
         }
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         let skill = self.governed_skill(&loaded, &upstream, &req.id).await;
         self.interaction(&loaded, skill.as_deref(), Operation::CancelTask)?;
         let params = serde_json::to_value(&req).expect("an A2A request serializes");
@@ -750,7 +757,7 @@ impl RequestHandler for Gateway {
 
     async fn subscribe_to_task(
         &self,
-        _params: &ServiceParams,
+        params: &ServiceParams,
         req: SubscribeToTaskRequest,
     ) -> Result<BoxStream<'static, Result<StreamResponse, A2AError>>, A2AError> {
         let loaded = self.loaded();
@@ -760,7 +767,7 @@ impl RequestHandler for Gateway {
                 Ok(StreamResponse::Task(task))
             })));
         }
-        let upstream = self.upstream()?;
+        let upstream = self.upstream(params)?;
         let skill = match entry {
             Some(entry) => entry.skill_id,
             // Not remembered: recognised from the whole Task before anything is relayed.

@@ -27,6 +27,7 @@
 //! writes as JSON lines.
 
 pub mod card;
+pub mod forward;
 pub mod handler;
 pub mod http;
 pub mod log;

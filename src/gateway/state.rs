@@ -4,6 +4,7 @@
 //! metrics and the log sink.
 
 use super::card;
+use super::forward::ForwardPolicy;
 use super::log::{Log, LogRecord};
 use super::metrics::Metrics;
 use super::tasks::TaskIndex;
@@ -55,6 +56,8 @@ pub struct Settings {
     pub max_tasks: usize,
     /// In-flight requests get this long to finish after SIGTERM.
     pub shutdown_grace: Duration,
+    /// Which caller headers go to the upstream ([`super::forward`]).
+    pub forward: ForwardPolicy,
 }
 
 impl Default for Settings {
@@ -66,6 +69,7 @@ impl Default for Settings {
             upstream: UpstreamLimits::default(),
             max_tasks: 65_536,
             shutdown_grace: Duration::from_secs(30),
+            forward: ForwardPolicy::default(),
         }
     }
 }

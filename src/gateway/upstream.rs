@@ -16,6 +16,7 @@
 
 use crate::client::transport::{event_boundary, percent, sse_data, Binding, Endpoint};
 use futures::stream::BoxStream;
+use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -241,11 +242,19 @@ impl Upstream {
     }
 
     /// The HTTP request of `op` with `params` (the A2A request message in JSON form) and
-    /// the JSON-RPC id, if any.
-    fn request(&self, op: Op, params: &Value) -> (reqwest::RequestBuilder, Option<String>) {
+    /// the JSON-RPC id, if any; `headers` are the caller's headers passed on
+    /// ([`super::forward`]).
+    fn request(
+        &self,
+        op: Op,
+        params: &Value,
+        headers: &HeaderMap,
+    ) -> (reqwest::RequestBuilder, Option<String>) {
         let base = self.endpoint.url.trim_end_matches('/');
-        let with_version =
-            |r: reqwest::RequestBuilder| r.header("A2A-Version", &self.endpoint.protocol_version);
+        let with_version = |r: reqwest::RequestBuilder| {
+            r.headers(headers.clone())
+                .header("A2A-Version", &self.endpoint.protocol_version)
+        };
         match self.endpoint.binding {
             Binding::JsonRpc => {
                 let id = request_id();
@@ -301,8 +310,13 @@ impl Upstream {
     }
 
     /// A unary operation: its result (the response message in JSON form).
-    pub async fn unary(&self, op: Op, params: &Value) -> Result<Value, UpstreamError> {
-        let (request, id) = self.request(op, params);
+    pub async fn unary(
+        &self,
+        op: Op,
+        params: &Value,
+        headers: &HeaderMap,
+    ) -> Result<Value, UpstreamError> {
+        let (request, id) = self.request(op, params, headers);
         let exchange = async {
             let response = request
                 .header("Accept", "application/json")
@@ -335,9 +349,10 @@ impl Upstream {
         &self,
         op: Op,
         params: &Value,
+        headers: &HeaderMap,
     ) -> Result<BoxStream<'static, Result<Value, UpstreamError>>, UpstreamError> {
         let deadline = Instant::now() + self.limits.timeout;
-        let (request, id) = self.request(op, params);
+        let (request, id) = self.request(op, params, headers);
         let limits = self.limits;
         let response = tokio::time::timeout_at(
             deadline.into(),
@@ -428,6 +443,34 @@ impl Upstream {
             }
         });
         Ok(Box::pin(events))
+    }
+}
+
+/// The upstream as one caller's request reaches it: every call carries the headers
+/// passed on from that caller ([`super::forward`]).
+#[derive(Debug, Clone)]
+pub struct OnBehalf {
+    upstream: std::sync::Arc<Upstream>,
+    headers: HeaderMap,
+}
+
+impl OnBehalf {
+    pub fn new(upstream: std::sync::Arc<Upstream>, headers: HeaderMap) -> Self {
+        OnBehalf { upstream, headers }
+    }
+
+    /// [`Upstream::unary`] with the caller's headers.
+    pub async fn unary(&self, op: Op, params: &Value) -> Result<Value, UpstreamError> {
+        self.upstream.unary(op, params, &self.headers).await
+    }
+
+    /// [`Upstream::stream`] with the caller's headers.
+    pub async fn stream(
+        &self,
+        op: Op,
+        params: &Value,
+    ) -> Result<BoxStream<'static, Result<Value, UpstreamError>>, UpstreamError> {
+        self.upstream.stream(op, params, &self.headers).await
     }
 }
 

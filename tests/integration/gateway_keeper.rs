@@ -28,6 +28,10 @@ enum Ending {
 
 struct Keeper {
     url: String,
+    /// The bearer token every request must carry, if any (else HTTP 401).
+    token: Option<&'static str>,
+    /// The headers of every request, in order.
+    seen: Mutex<Vec<HeaderMap>>,
     /// Whether Tasks keep their history (A2A SDKs do).
     keep_history: bool,
     ending: Ending,
@@ -73,10 +77,22 @@ impl Keeper {
     }
 }
 
-async fn keeper_rpc(State(k): State<Arc<Keeper>>, _headers: HeaderMap, body: String) -> Response {
+async fn keeper_rpc(State(k): State<Arc<Keeper>>, headers: HeaderMap, body: String) -> Response {
     let request: Value = serde_json::from_str(&body).unwrap();
     let method = request["method"].as_str().unwrap_or_default().to_string();
     *k.calls.lock().unwrap().entry(method.clone()).or_default() += 1;
+    k.seen.lock().unwrap().push(headers.clone());
+    if let Some(token) = k.token {
+        let bearer = format!("Bearer {token}");
+        if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(bearer.as_str()) {
+            return (
+                axum::http::StatusCode::UNAUTHORIZED,
+                [("www-authenticate", "Bearer")],
+                "unauthorized",
+            )
+                .into_response();
+        }
+    }
     let params = &request["params"];
     let reply = |result: Value| {
         axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result})).into_response()
@@ -97,6 +113,40 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, _headers: HeaderMap, body: Str
                 shown.as_object_mut().unwrap().remove("history");
             }
             reply(json!({ "task": shown }))
+        }
+        "SendStreamingMessage" => {
+            let mut tasks = k.tasks.lock().unwrap();
+            let id = format!("k-{}", tasks.len() + 1);
+            let mut sent = params["message"].clone();
+            sent["taskId"] = json!(id);
+            sent["contextId"] = json!("ctx");
+            let stored = json!({"id": id, "contextId": "ctx",
+                "status": {"state": "TASK_STATE_WORKING"}, "history": [sent]});
+            tasks.push(stored.clone());
+            let done = k.answer(&stored, Some(0), true);
+            let mut events = vec![json!({"task": {"id": id, "contextId": "ctx",
+                "status": {"state": "TASK_STATE_SUBMITTED"}}})];
+            for a in done["artifacts"].as_array().unwrap() {
+                events.push(json!({"artifactUpdate": {"taskId": id, "contextId": "ctx",
+                    "artifact": a, "lastChunk": true}}));
+            }
+            events.push(json!({"statusUpdate": {"taskId": id, "contextId": "ctx",
+                "status": {"state": "TASK_STATE_COMPLETED"}}}));
+            let text: String = events
+                .into_iter()
+                .map(|e| {
+                    format!(
+                        "data: {}\n\n",
+                        json!({"jsonrpc": "2.0", "id": request["id"], "result": e})
+                    )
+                })
+                .collect();
+            (
+                axum::http::StatusCode::OK,
+                [("content-type", "text/event-stream")],
+                text,
+            )
+                .into_response()
         }
         "GetTask" => {
             let tasks = k.tasks.lock().unwrap();
@@ -123,11 +173,17 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, _headers: HeaderMap, body: Str
     }
 }
 
-async fn start_keeper(keep_history: bool, ending: Ending) -> Arc<Keeper> {
+async fn start_keeper(
+    keep_history: bool,
+    ending: Ending,
+    token: Option<&'static str>,
+) -> Arc<Keeper> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let keeper = Arc::new(Keeper {
         url: url.clone(),
+        token,
+        seen: Mutex::new(Vec::new()),
         keep_history,
         ending,
         tasks: Mutex::new(Vec::new()),
@@ -159,7 +215,7 @@ struct Front {
 
 /// A gateway that remembers one Task, in front of a keeper.
 async fn front(keep_history: bool, ending: Ending, configure: impl FnOnce(&mut Settings)) -> Front {
-    let keeper = start_keeper(keep_history, ending).await;
+    let keeper = start_keeper(keep_history, ending, None).await;
     let (url, stop, gateway) = serve_in_front(&keeper.url, bundle_path().clone(), |s| {
         s.max_tasks = 1;
         configure(s);
@@ -275,4 +331,89 @@ async fn a_forgotten_task_nothing_tells_about_is_withheld_on_every_path() {
     let (answer, _) = rpc(&f.url, "SendMessage", json!({"message": follow_up}), true).await;
     assert_eq!(answer["error"]["code"], json!(-32004), "{answer}");
     assert_eq!(f.keeper.calls("SendMessage"), sends);
+}
+
+/// A request to the gateway on either binding, blocking or streaming, with `headers`:
+/// the state the caller reads last.
+async fn call(url: &str, binding: &str, streaming: bool, headers: &[(&str, &str)]) -> String {
+    let client = reqwest::Client::new();
+    let params = json!({"message": message(request_object())});
+    let mut request = match (binding, streaming) {
+        ("jsonrpc", _) => client.post(format!("{url}/")).body(
+            json!({"jsonrpc": "2.0", "id": 1, "params": params,
+                "method": if streaming { "SendStreamingMessage" } else { "SendMessage" }})
+            .to_string(),
+        ),
+        (_, false) => client
+            .post(format!("{url}/message:send"))
+            .body(params.to_string()),
+        (_, true) => client
+            .post(format!("{url}/message:stream"))
+            .body(params.to_string()),
+    };
+    request = request
+        .header("A2A-Version", "1.0")
+        .header("A2A-Extensions", super::gateway_hostile::URI)
+        .header("Content-Type", "application/json");
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    let text = request.send().await.unwrap().text().await.unwrap();
+    let states: Vec<String> = text
+        .match_indices("TASK_STATE_")
+        .map(|(i, _)| {
+            text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                .collect()
+        })
+        .collect();
+    states.last().cloned().unwrap_or(text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_that_authenticates_callers_sees_their_authorization_on_every_binding() {
+    let keeper = start_keeper(true, Ending::Valid, Some("tok-123")).await;
+    let tenant = skillbundle::gateway::forward::header_name("X-Tenant").unwrap();
+    let (url, _stop, _gw) = serve_in_front(&keeper.url, bundle_path().clone(), |s| {
+        s.forward = skillbundle::gateway::forward::ForwardPolicy::new(vec![tenant]);
+    })
+    .await;
+    let headers = [
+        ("Authorization", "Bearer tok-123"),
+        ("X-Tenant", "acme"),
+        ("Cookie", "session=1"),
+        ("X-Other", "no"),
+    ];
+    for binding in ["jsonrpc", "http+json"] {
+        for streaming in [false, true] {
+            // The keeper answers a blocking send with its Task still working, and
+            // streams it to completion.
+            let shown = call(&url, binding, streaming, &headers).await;
+            let expected = if streaming {
+                "TASK_STATE_COMPLETED"
+            } else {
+                "TASK_STATE_WORKING"
+            };
+            assert_eq!(shown, expected, "{binding} streaming={streaming}");
+            let shown = call(&url, binding, streaming, &[]).await;
+            assert_eq!(
+                shown, "TASK_STATE_FAILED",
+                "{binding} streaming={streaming}: refused upstream without the token"
+            );
+        }
+    }
+    let seen = keeper.seen.lock().unwrap();
+    let with_token: Vec<&HeaderMap> = seen
+        .iter()
+        .filter(|h| h.get("authorization").is_some())
+        .collect();
+    assert_eq!(with_token.len(), 4);
+    for h in with_token {
+        assert_eq!(h.get("x-tenant").unwrap(), "acme");
+        assert!(h.get("cookie").is_none() && h.get("x-other").is_none());
+        // The schema-interface extension is the gateway's, not the upstream's.
+        assert!(h.get("a2a-extensions").is_none());
+        assert_eq!(h.get("a2a-version").unwrap(), "1.0");
+    }
 }

@@ -79,7 +79,7 @@ enum Command {
     #[cfg(feature = "oci")]
     Pull(pull::Args),
     #[cfg(feature = "gateway")]
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
 }
 
 fn main() -> ExitCode {
@@ -139,7 +139,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "oci")]
         Command::Pull(args) => pull::run(format, args),
         #[cfg(feature = "gateway")]
-        Command::Serve(args) => serve::run(format, args),
+        Command::Serve(args) => serve::run(format, *args),
     };
     render::finish(status)
 }
