@@ -47,7 +47,7 @@ use crate::bundle::manifest::{Manifest, ManifestSchema, ManifestSkill};
 use crate::bundle::sign::{into_signing_payload, SIGNATURES};
 use crate::bundle::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
 use crate::card::a2a::EXTENSION_URI;
-use crate::crypto::jws::{self, JwsError, JwsSignature};
+use crate::crypto::jws::{self, JwsSignature};
 use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use crate::interface::binding::Binding;
@@ -464,13 +464,8 @@ fn check_signatures(
         Ok(by) => Ok(SignatureStatus::Verified {
             by: by.into_iter().map(|k| k.0).collect(),
         }),
-        Err(e @ JwsError::SignatureInvalid { .. }) => Err(vec![Finding::new(
-            Code::SignatureInvalid,
-            e.to_string(),
-            location(),
-        )]),
         Err(e) => Err(vec![Finding::new(
-            Code::UntrustedKey,
+            Code::from(&e),
             e.to_string(),
             location(),
         )]),

@@ -5,6 +5,7 @@
 //! skill — input, output and one supporting-record schema, a valid and an invalid
 //! example for each, a pinned failure reason — and it never overwrites a file.
 
+use crate::finding::Code;
 use std::path::{Path, PathBuf};
 
 /// Why a scaffold could not be written.
@@ -40,6 +41,19 @@ impl std::fmt::Display for InitError {
                 Ok(())
             }
             InitError::Io(path, e) => write!(f, "cannot write {}: {e}", path.display()),
+        }
+    }
+}
+
+/// The one mapping of a refused `init` to a finding code: a write that failed is `io`;
+/// `describe_skill`, which every agent advertises itself, is `duplicate_skill`; a bad id
+/// or files in the way are `path_invalid` (nothing was written).
+impl From<&InitError> for Code {
+    fn from(e: &InitError) -> Code {
+        match e {
+            InitError::Io(..) => Code::Io,
+            InitError::ReservedSkillId => Code::DuplicateSkill,
+            InitError::BadSkillId(_) | InitError::Exists(_) => Code::PathInvalid,
         }
     }
 }

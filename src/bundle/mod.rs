@@ -187,20 +187,16 @@ pub fn contents<'a>(
 /// larger than `max_bytes` is `resource_limit_exceeded`.
 pub fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, Finding> {
     use crate::fs::operator_file::{read, ReadError};
-    read(path, max_bytes).map_err(|e| match e {
-        ReadError::NotRegular => Finding::at_file(
-            Code::PathInvalid,
-            "not a regular file: a bundle is read from a file, never from a device or a pipe",
-            path,
-        ),
-        ReadError::TooLarge => Finding::at_file(
-            Code::ResourceLimitExceeded,
-            "the bundle file is larger than the size limit",
-            path,
-        ),
-        ReadError::Io(e) => {
-            Finding::at_file(Code::Io, format!("cannot read the bundle: {e}"), path)
-        }
+    read(path, max_bytes).map_err(|e| {
+        let message = match &e {
+            ReadError::NotRegular => {
+                "not a regular file: a bundle is read from a file, never from a device or a pipe"
+                    .to_string()
+            }
+            ReadError::TooLarge => "the bundle file is larger than the size limit".to_string(),
+            ReadError::Io(e) => format!("cannot read the bundle: {e}"),
+        };
+        Finding::at_file(Code::from(&e), message, path)
     })
 }
 

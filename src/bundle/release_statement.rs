@@ -37,7 +37,7 @@
 //! the statement), and no version counter (the agent's state already refuses older
 //! bundle versions, `agent::fetch`, feature `oci`).
 
-use crate::crypto::jws::{self, JwsError, JwsSignature};
+use crate::crypto::jws::{self, JwsSignature};
 use crate::crypto::keys::{SigningKeyPair, TrustedKeys};
 use crate::finding::{Code, Finding, Location};
 use crate::wire::digest::jcs;
@@ -194,14 +194,16 @@ pub fn check(
         .map_err(|_| invalid("payload is not base64url without padding"))?;
     match jws::verify_signatures(&payload, &signed.signatures, trust.keys()) {
         Ok(_) => {}
-        Err(JwsError::UntrustedKey { .. }) | Err(JwsError::NoSignatures) => {
-            return Err(Finding::new(
-                Code::UntrustedKey,
-                "the release statement is not signed by a trusted key",
-                at.clone(),
-            ))
+        Err(e) => {
+            return Err(match Code::from(&e) {
+                Code::UntrustedKey => Finding::new(
+                    Code::UntrustedKey,
+                    "the release statement is not signed by a trusted key",
+                    at.clone(),
+                ),
+                _ => invalid("signature does not verify"),
+            })
         }
-        Err(JwsError::SignatureInvalid { .. }) => return Err(invalid("signature does not verify")),
     }
     let value = crate::wire::json::parse(&payload).map_err(|_| invalid("payload is not I-JSON"))?;
     if jcs(&value) != payload {

@@ -6,6 +6,7 @@
 //! from `a2a-lf`, the A2A project's own Rust types, so the fragment is an A2A 1.0 card
 //! fragment by construction rather than by convention.
 
+use crate::finding::Code;
 use crate::interface::binding::Binding;
 use crate::interface::DESCRIBE_SKILL;
 use crate::wire::pointer::Problem;
@@ -187,6 +188,18 @@ pub enum CardError {
     /// The merged card does not deserialize as an A2A 1.0 AgentCard.
     #[error("the merged card is not an A2A 1.0 AgentCard: {0}")]
     NotAnAgentCard(String),
+}
+
+/// The one mapping of a refused merge to a finding code: a skill the base card already
+/// has under another definition is `duplicate_skill`; anything else about the base card
+/// is `card_invalid`.
+impl From<&CardError> for Code {
+    fn from(e: &CardError) -> Code {
+        match e {
+            CardError::SkillConflict { .. } => Code::DuplicateSkill,
+            _ => Code::CardInvalid,
+        }
+    }
 }
 
 /// Each problem as "message (at pointer)", joined by "; ": how a card's problems read in one line.

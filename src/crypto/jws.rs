@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::crypto::keys::{parse_unique_object, PublicKey, SigningKeyPair};
+use crate::finding::Code;
 
 /// The JWS `alg` of Ed25519 signatures (RFC 8037 section 3.1).
 pub const ALG: &str = "EdDSA";
@@ -88,6 +89,20 @@ pub enum JwsError {
     /// The list of signatures is empty.
     #[error("no signatures: the bundle is not signed")]
     NoSignatures,
+}
+
+/// The one mapping of a signature failure to a finding code, whatever was signed (a
+/// bundle, a release statement, a signed file list, an Agent Card): a signature that
+/// names a trusted key and does not verify is `signature_invalid`; nothing signed by a
+/// trusted key (no signature at all included) is `untrusted_key`. The caller words the
+/// message for what was signed.
+impl From<&JwsError> for Code {
+    fn from(e: &JwsError) -> Code {
+        match e {
+            JwsError::SignatureInvalid { .. } => Code::SignatureInvalid,
+            JwsError::UntrustedKey { .. } | JwsError::NoSignatures => Code::UntrustedKey,
+        }
+    }
 }
 
 fn list_kids(kids: &[String]) -> String {

@@ -118,13 +118,11 @@ pub fn verify(path: &Path, trusted: &[PublicKey]) -> Result<Verified, Vec<Findin
     }
     let signed_by = jws::verify_signatures(&document.payload(), &document.signatures, trusted)
         .map_err(|e| {
-            vec![match e {
-                JwsError::SignatureInvalid { .. } => at(Code::SignatureInvalid, e.to_string()),
-                JwsError::NoSignatures => {
-                    at(Code::UntrustedKey, "the file list has no signatures".into())
-                }
-                JwsError::UntrustedKey { .. } => at(Code::UntrustedKey, e.to_string()),
-            }]
+            let message = match e {
+                JwsError::NoSignatures => "the file list has no signatures".into(),
+                _ => e.to_string(),
+            };
+            vec![at(Code::from(&e), message)]
         })?;
     let dir = path
         .parent()

@@ -7,6 +7,7 @@
 //! race with a rename between a check and the open) to be a regular file before a byte
 //! is read, checked for size, and read with a bound one byte past the limit.
 
+use crate::finding::Code;
 use std::io::Read;
 use std::path::Path;
 
@@ -30,6 +31,19 @@ impl std::fmt::Display for ReadError {
             ),
             ReadError::TooLarge => f.write_str("the file is larger than the size limit"),
             ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The one mapping of a refused read to a finding code: not a regular file is
+/// `path_invalid`, too large is `resource_limit_exceeded`, anything else is `io`. The
+/// caller words the message for what it was reading.
+impl From<&ReadError> for Code {
+    fn from(e: &ReadError) -> Code {
+        match e {
+            ReadError::NotRegular => Code::PathInvalid,
+            ReadError::TooLarge => Code::ResourceLimitExceeded,
+            ReadError::Io(_) => Code::Io,
         }
     }
 }

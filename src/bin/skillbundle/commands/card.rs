@@ -131,33 +131,19 @@ fn card(
     }
     let merged = match a2a::merge_card(&base_card, bundle.extension(), bundle.agent_skills()) {
         Ok(card) => card,
-        Err(a2a::CardError::NotACard(problems)) => {
-            let findings = problems
-                .into_iter()
-                .map(|p| located(Code::CardInvalid, p.message, base, &bytes, &p.pointer))
-                .collect();
-            return fail(format, findings, "no card was printed");
-        }
-        Err(e @ a2a::CardError::StaleSignatures) => {
-            let f = located(
-                Code::CardInvalid,
-                e.to_string(),
-                base,
-                &bytes,
-                "/signatures",
-            );
-            return fail(format, vec![f], "no card was printed");
-        }
         Err(e) => {
-            let code = match e {
-                a2a::CardError::SkillConflict { .. } => Code::DuplicateSkill,
-                _ => Code::CardInvalid,
+            let code = Code::from(&e);
+            let findings = match e {
+                a2a::CardError::NotACard(problems) => problems
+                    .into_iter()
+                    .map(|p| located(code, p.message, base, &bytes, &p.pointer))
+                    .collect(),
+                e @ a2a::CardError::StaleSignatures => {
+                    vec![located(code, e.to_string(), base, &bytes, "/signatures")]
+                }
+                e => vec![Finding::at_file(code, e.to_string(), base)],
             };
-            return fail(
-                format,
-                vec![Finding::at_file(code, e.to_string(), base)],
-                "no card was printed",
-            );
+            return fail(format, findings, "no card was printed");
         }
     };
     let card = signature::sign(&merged, sign_keys);
@@ -209,19 +195,12 @@ fn verify_card(format: Format, path: &Path, trust: &[PublicKey]) -> ExitCode {
             })
         }
         Err(e) => {
-            let (code, message) = match e {
-                JwsError::NoSignatures => (
-                    Code::SignatureInvalid,
-                    "the Agent Card has no signatures".to_string(),
-                ),
-                JwsError::UntrustedKey { .. } => (Code::UntrustedKey, e.to_string()),
-                JwsError::SignatureInvalid { .. } => (
-                    Code::SignatureInvalid,
-                    format!("{e} (a signature covers the card's canonical form: any change to its content, such as a merge, makes it stale)"),
-                ),
-                _ => (Code::SignatureInvalid, e.to_string()),
+            let message = match e {
+                JwsError::NoSignatures => "the Agent Card has no signatures".to_string(),
+                JwsError::SignatureInvalid { .. } => format!("{e} (a signature covers the card's canonical form: any change to its content, such as a merge, makes it stale)"),
+                _ => e.to_string(),
             };
-            let f = located(code, message, path, &bytes, "/signatures");
+            let f = located(Code::from(&e), message, path, &bytes, "/signatures");
             fail(format, vec![f], "the card was not verified")
         }
     }

@@ -66,16 +66,13 @@ fn init(format: Format, dir: &Path, skill: Option<&str>) -> ExitCode {
                 lines
             })
         }
-        Err(e) => {
-            let code = match e {
-                skillbundle::build::scaffold::InitError::Io(..) => Code::Io,
-                skillbundle::build::scaffold::InitError::ReservedSkillId => Code::DuplicateSkill,
-                _ => Code::PathInvalid,
-            };
-            fail(
-                format,
-                &[Finding::new(code, e.to_string(), Location::file(dir))],
-            )
-        }
+        Err(e) => fail(
+            format,
+            &[Finding::new(
+                Code::from(&e),
+                e.to_string(),
+                Location::file(dir),
+            )],
+        ),
     }
 }

@@ -329,11 +329,12 @@ pub fn read_operator_file(path: &Path) -> Result<Vec<u8>, Finding> {
     // A file the operator named (a request, a result, a record, a base card): a regular
     // file only, at most the example size limit.
     let max = skillbundle::schema::limits::Limits::default().max_example_bytes;
-    let bytes = skillbundle::fs::operator_file::read(path, max).map_err(|e| match e {
-        ReadError::NotRegular => Finding::at_file(Code::PathInvalid, e.to_string(), path),
-        ReadError::TooLarge => Finding::at_file(Code::ResourceLimitExceeded, e.to_string(), path),
-        ReadError::Io(e) => Finding::at_file(Code::Io, format!("cannot read the file: {e}"), path),
-        _ => Finding::at_file(Code::Io, e.to_string(), path),
+    let bytes = skillbundle::fs::operator_file::read(path, max).map_err(|e| {
+        let message = match &e {
+            ReadError::Io(io) => format!("cannot read the file: {io}"),
+            _ => e.to_string(),
+        };
+        Finding::at_file(Code::from(&e), message, path)
     })?;
     Ok(bytes)
 }
