@@ -131,6 +131,17 @@ fn decided_task(
     }
 }
 
+/// How long an upstream CancelTask may take (the upstream deadline, if shorter).
+const CANCEL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether an upstream Task in `state` has ended (nothing left to cancel).
+fn is_terminal(state: &TaskState) -> bool {
+    matches!(
+        state,
+        TaskState::Completed | TaskState::Failed | TaskState::Canceled | TaskState::Rejected
+    )
+}
+
 /// What one Message leads to.
 enum Plan {
     /// A Task the gateway decides without the upstream.
@@ -469,13 +480,18 @@ impl Shared {
     }
 
     /// An upstream Task of the governed `skill`, through the guard; withheld when the
-    /// bundle served no longer has the skill.
-    fn guarded(&self, loaded: &Loaded, skill: &str, task: Task) -> Task {
+    /// bundle served no longer has the skill. A Task the guard fails while the upstream
+    /// runs it on is cancelled upstream, and the gateway's verdict kept.
+    fn guarded(&self, loaded: &Loaded, upstream: &OnBehalf, skill: &str, task: Task) -> Task {
         match guard_task(&loaded.bundle, skill, self.settings.task_limits, &task) {
             Some(shown) => {
                 if shown.status.state == TaskState::Failed && task.status.state != TaskState::Failed
                 {
                     self.refused("output_invalid");
+                    if !is_terminal(&task.status.state) {
+                        self.remember(&shown.id, Some(skill), Some(&shown));
+                        self.cancel_upstream(upstream, &task.id);
+                    }
                 }
                 shown
             }
@@ -516,7 +532,7 @@ impl Shared {
         let shown = match kind {
             Kind::Governed(skill) => {
                 self.remember(&task.id, Some(&skill), None);
-                self.guarded(loaded, &skill, task)
+                self.guarded(loaded, upstream, &skill, task)
             }
             Kind::Base => {
                 self.remember(&task.id, None, None);
@@ -528,6 +544,53 @@ impl Shared {
             }
         };
         trim_history(shown, history_length)
+    }
+
+    /// Tell the upstream to stop Task `id`, which the gateway failed (an invalid
+    /// output, the upstream too slow or too large, a limit): in the background, with one
+    /// short deadline, at most [`super::state::MAX_CANCELS`] under way, best effort. The
+    /// caller's answer never waits for it.
+    pub(super) fn cancel_upstream(&self, upstream: &OnBehalf, id: &str) {
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        let Ok(permit) = self.cancels.clone().try_acquire_owned() else {
+            self.metrics.cancel("skipped");
+            return;
+        };
+        let upstream = upstream.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            me.cancel_now(&upstream, &id).await;
+            drop(permit);
+        });
+    }
+
+    async fn cancel_now(&self, upstream: &OnBehalf, id: &str) {
+        let deadline = self.settings.upstream.timeout.min(CANCEL_DEADLINE);
+        let params = serde_json::json!({ "id": id });
+        let sent = tokio::time::timeout(deadline, upstream.unary(Op::CancelTask, &params)).await;
+        let outcome = match sent {
+            Ok(Ok(_)) => "ok",
+            _ => "error",
+        };
+        self.metrics.cancel(outcome);
+        self.log(
+            LogRecord::info("upstream_cancel")
+                .with_task(id)
+                .with_message(format!("CancelTask sent upstream: {outcome}")),
+        );
+    }
+
+    /// On shutdown, once in-flight requests had their grace: cancel upstream every Task
+    /// a governed stream still follows (they end failed for their callers).
+    pub async fn cancel_in_flight(&self) {
+        let all = self.in_flight.take_all();
+        futures::future::join_all(
+            all.iter()
+                .map(|(id, upstream)| self.cancel_now(upstream, id)),
+        )
+        .await;
     }
 
     async fn timed<T>(
@@ -594,7 +657,7 @@ impl RequestHandler for Gateway {
         let task = match answer {
             Ok(SendMessageResponse::Task(task)) => {
                 self.remember(&task.id, Some(&skill), None);
-                let shown = self.guarded(&loaded, &skill, task);
+                let shown = self.guarded(&loaded, &upstream, &skill, task);
                 self.log(
                     LogRecord::info("forwarded")
                         .with_task(&shown.id)
@@ -650,7 +713,14 @@ impl RequestHandler for Gateway {
         };
         let this = self.inner.clone();
         match events {
-            Ok(events) => Ok(guarded_stream(this, loaded, skill, Some(message), events)),
+            Ok(events) => Ok(guarded_stream(
+                this,
+                loaded,
+                upstream,
+                skill,
+                Some(message),
+                events,
+            )),
             Err(_) => {
                 let task = self.failed_task(&message, &skill, None, None);
                 Ok(Box::pin(futures::stream::once(async move {
@@ -793,6 +863,7 @@ impl RequestHandler for Gateway {
             Some(skill) => Ok(guarded_stream(
                 self.inner.clone(),
                 loaded,
+                upstream,
                 skill,
                 None,
                 events,
@@ -852,6 +923,7 @@ impl RequestHandler for Gateway {
 fn guarded_stream(
     gateway: Arc<Shared>,
     loaded: Arc<Loaded>,
+    upstream: OnBehalf,
     skill: String,
     message: Option<Message>,
     events: BoxStream<'static, Result<Value, UpstreamError>>,
@@ -859,17 +931,30 @@ fn guarded_stream(
     struct Guarding {
         gateway: Arc<Shared>,
         loaded: Arc<Loaded>,
+        upstream: OnBehalf,
         skill: String,
         message: Option<Message>,
         events: Option<BoxStream<'static, Result<Value, UpstreamError>>>,
         view: Option<TaskView>,
         upstream_task: Option<Task>,
+        /// The upstream Task's last state, as its events said.
+        upstream_state: Option<TaskState>,
         pending: VecDeque<StreamResponse>,
+    }
+    impl Drop for Guarding {
+        fn drop(&mut self) {
+            // The caller went away, or the stream ended: no longer followed (a caller
+            // leaving does not cancel a Task, A2A's streams say so).
+            if let Some(task) = &self.upstream_task {
+                self.gateway.in_flight.remove(&task.id);
+            }
+        }
     }
     impl Guarding {
         fn view_for(&mut self, task_id: &str, context_id: &str) -> &mut TaskView {
             if self.view.is_none() {
                 self.gateway.remember(task_id, Some(&self.skill), None);
+                self.gateway.in_flight.add(task_id, self.upstream.clone());
                 self.view = TaskView::new(
                     &self.loaded.bundle,
                     &self.skill,
@@ -910,9 +995,20 @@ fn guarded_stream(
                     let shown = view.shown_task(task);
                     self.gateway
                         .remember(&shown.id, Some(&self.skill), Some(&shown));
+                    // The gateway failed a Task the upstream still runs: stop it there.
+                    if !self.upstream_state.as_ref().is_some_and(is_terminal) {
+                        self.gateway.cancel_upstream(&self.upstream, &task.id);
+                    }
                 }
             }
             self.pending.extend(out);
+            let ended = self.view.as_ref().is_some_and(|v| v.is_finished())
+                || self.upstream_state.as_ref().is_some_and(is_terminal);
+            if ended {
+                if let Some(task) = &self.upstream_task {
+                    self.gateway.in_flight.remove(&task.id);
+                }
+            }
             if self.view.as_ref().is_some_and(|v| v.is_finished()) {
                 self.events = None;
             }
@@ -924,6 +1020,7 @@ fn guarded_stream(
             let mut out = Vec::new();
             match event {
                 StreamResponse::Task(task) => {
+                    self.upstream_state = Some(task.status.state.clone());
                     let view = self.view_for(&task.id, &task.context_id);
                     view.task(bundle, &task, &mut out);
                     let shown = view.shown_task(&task);
@@ -944,6 +1041,7 @@ fn guarded_stream(
                     );
                 }
                 StreamResponse::StatusUpdate(e) => {
+                    self.upstream_state = Some(e.status.state.clone());
                     self.upstream_task
                         .get_or_insert_with(|| stub_task(&e.task_id, &e.context_id));
                     let view = self.view_for(&e.task_id, &e.context_id);
@@ -966,11 +1064,13 @@ fn guarded_stream(
     let state = Guarding {
         gateway,
         loaded,
+        upstream,
         skill,
         message,
         events: Some(events),
         view: None,
         upstream_task: None,
+        upstream_state: None,
         pending: VecDeque::new(),
     };
     Box::pin(futures::stream::unfold(state, |mut s| async move {

@@ -22,6 +22,7 @@ struct Counts {
     latency_sum: f64,
     latency_count: u64,
     reloads: BTreeMap<&'static str, u64>,
+    cancels: BTreeMap<&'static str, u64>,
 }
 
 /// The gateway's metrics.
@@ -83,6 +84,12 @@ impl Metrics {
     /// A reload attempt's outcome (`loaded`, `unchanged`, `refused`).
     pub fn reload(&self, outcome: &'static str) {
         *self.counts().reloads.entry(outcome).or_default() += 1;
+    }
+
+    /// A CancelTask the gateway sent upstream for a Task it failed, by outcome (`ok`,
+    /// `error`, `skipped`: too many already under way).
+    pub fn cancel(&self, outcome: &'static str) {
+        *self.counts().cancels.entry(outcome).or_default() += 1;
     }
 
     /// The Prometheus text exposition.
@@ -147,6 +154,20 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "skillbundle_gateway_reloads_total{{outcome=\"{outcome}\"}} {n}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP skillbundle_gateway_upstream_cancels_total CancelTask requests sent upstream for Tasks the gateway failed, by outcome."
+        );
+        let _ = writeln!(
+            out,
+            "# TYPE skillbundle_gateway_upstream_cancels_total counter"
+        );
+        for (outcome, n) in &c.cancels {
+            let _ = writeln!(
+                out,
+                "skillbundle_gateway_upstream_cancels_total{{outcome=\"{outcome}\"}} {n}"
             );
         }
         let _ = writeln!(

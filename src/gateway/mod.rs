@@ -71,6 +71,7 @@ pub async fn serve(
     let grace = gateway.settings.shutdown_grace;
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
     let logger = gateway.clone();
+    let cancelling = gateway.clone();
     let server = axum::serve(listener, http::router(gateway)).with_graceful_shutdown(async move {
         shutdown.await;
         logger.log(LogRecord::info("shutting_down"));
@@ -81,6 +82,8 @@ pub async fn serve(
         _ = async {
             if stopped.await.is_ok() {
                 tokio::time::sleep(grace).await;
+                // What is still in flight ends failed for its callers: stop it upstream.
+                cancelling.cancel_in_flight().await;
             } else {
                 std::future::pending::<()>().await;
             }

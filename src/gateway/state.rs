@@ -7,7 +7,7 @@ use super::card;
 use super::forward::ForwardPolicy;
 use super::log::{Log, LogRecord};
 use super::metrics::Metrics;
-use super::tasks::TaskIndex;
+use super::tasks::{InFlight, TaskIndex};
 use super::upstream::{self, Upstream, UpstreamLimits};
 use crate::agent::body::BodyLimits;
 use crate::agent::task::Limits as TaskLimits;
@@ -16,7 +16,7 @@ use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 /// Limits on what a caller may send, and how many at once.
@@ -98,12 +98,22 @@ pub struct Loaded {
     pub card: Value,
 }
 
+/// CancelTask requests the gateway has under way upstream at once; beyond, a failed
+/// Task's upstream cancel is skipped (and counted).
+pub const MAX_CANCELS: usize = 64;
+
 /// Everything the gateway's parts share.
 pub struct Shared {
     pub settings: Settings,
     loaded: RwLock<Arc<Loaded>>,
     pub(super) upstream: RwLock<Option<Arc<Upstream>>>,
     index: Mutex<TaskIndex>,
+    /// Upstream Tasks governed streams follow (cancelled upstream on shutdown).
+    pub(super) in_flight: InFlight,
+    /// CancelTask requests under way upstream at once, at most.
+    pub(super) cancels: Arc<tokio::sync::Semaphore>,
+    /// This, for the background work a request leaves (an upstream CancelTask).
+    pub(super) me: Weak<Shared>,
     pub metrics: Metrics,
     log: Log,
     card: card::CardSettings,
@@ -246,11 +256,14 @@ impl Gateway {
         };
         let max_tasks = settings.max_tasks;
         Ok(Gateway {
-            inner: Arc::new(Shared {
+            inner: Arc::new_cyclic(|me| Shared {
                 settings,
                 loaded: RwLock::new(Arc::new(loaded)),
                 upstream: RwLock::new(None),
                 index: Mutex::new(TaskIndex::new(max_tasks)),
+                in_flight: InFlight::default(),
+                cancels: Arc::new(tokio::sync::Semaphore::new(MAX_CANCELS)),
+                me: me.clone(),
                 metrics: Metrics::default(),
                 log,
                 card,

@@ -5,10 +5,12 @@
 //! path shows the same Task. The oldest entries are forgotten beyond the capacity; a
 //! forgotten governed Task is still recognised by the request in its history.
 
+use super::upstream::OnBehalf;
 use crate::interface::DESCRIBE_SKILL;
 use a2a_types::{PartContent, Task};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
 
 /// What the gateway remembers of a Task.
 #[derive(Debug, Clone)]
@@ -79,5 +81,32 @@ impl TaskIndex {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// The upstream Tasks a governed stream of the gateway follows while they run, each
+/// with the caller's upstream (its headers): what the gateway cancels upstream when it
+/// stops (SIGTERM) before they end. Bounded by the requests in flight.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    tasks: Mutex<HashMap<String, OnBehalf>>,
+}
+
+impl InFlight {
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<String, OnBehalf>> {
+        self.tasks.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn add(&self, id: &str, upstream: OnBehalf) {
+        self.tasks().insert(id.to_string(), upstream);
+    }
+
+    pub fn remove(&self, id: &str) {
+        self.tasks().remove(id);
+    }
+
+    /// Every Task followed now, forgotten here.
+    pub fn take_all(&self) -> Vec<(String, OnBehalf)> {
+        self.tasks().drain().collect()
     }
 }

@@ -10,10 +10,12 @@ use super::gateway_hostile::{
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use serde_json::{json, Value};
 use skillbundle::gateway::{Gateway, Settings};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// What the keeper's governed Tasks end with.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,14 +26,24 @@ enum Ending {
     InvalidResult,
     /// An Artifact of another name, with content no schema allowed.
     Unnamed,
+    /// An invalid supporting record while the Task keeps working (it never ends).
+    InvalidWhileWorking,
+    /// Working, and nothing more (it never ends).
+    Stalls,
+}
+
+impl Ending {
+    fn never_ends(self) -> bool {
+        matches!(self, Ending::InvalidWhileWorking | Ending::Stalls)
+    }
 }
 
 struct Keeper {
     url: String,
     /// The bearer token every request must carry, if any (else HTTP 401).
     token: Option<&'static str>,
-    /// The headers of every request, in order.
-    seen: Mutex<Vec<HeaderMap>>,
+    /// The method and headers of every request, in order.
+    seen: Mutex<Vec<(String, HeaderMap)>>,
     /// Whether Tasks keep their history (A2A SDKs do).
     keep_history: bool,
     ending: Ending,
@@ -49,7 +61,11 @@ impl Keeper {
     fn answer(&self, stored: &Value, history_length: Option<u64>, artifacts: bool) -> Value {
         let mut task = stored.clone();
         let governed = stored["history"][0]["parts"][0]["data"]["skill"].is_string();
-        task["status"] = json!({"state": "TASK_STATE_COMPLETED"});
+        task["status"] = match (stored["status"]["state"].as_str(), self.ending.never_ends()) {
+            (Some("TASK_STATE_CANCELED"), _) => json!({"state": "TASK_STATE_CANCELED"}),
+            (_, true) => json!({"state": "TASK_STATE_WORKING"}),
+            (_, false) => json!({"state": "TASK_STATE_COMPLETED"}),
+        };
         task["artifacts"] = match (governed, self.ending) {
             (false, _) => json!([artifact("b-1", "answer", json!({"text": "base answer"}))]),
             (true, Ending::Valid) => json!([
@@ -58,6 +74,10 @@ impl Keeper {
             ]),
             (true, Ending::InvalidResult) => json!([artifact("r-1", SKILL, result(SECRET))]),
             (true, Ending::Unnamed) => json!([artifact("d-1", "diary", json!({"x": SECRET}))]),
+            (true, Ending::InvalidWhileWorking) => {
+                json!([artifact("o-1", KIND, json!({"record_id": SECRET}))])
+            }
+            (true, Ending::Stalls) => json!([]),
         };
         if !artifacts {
             task.as_object_mut().unwrap().remove("artifacts");
@@ -81,7 +101,10 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, headers: HeaderMap, body: Stri
     let request: Value = serde_json::from_str(&body).unwrap();
     let method = request["method"].as_str().unwrap_or_default().to_string();
     *k.calls.lock().unwrap().entry(method.clone()).or_default() += 1;
-    k.seen.lock().unwrap().push(headers.clone());
+    k.seen
+        .lock()
+        .unwrap()
+        .push((method.clone(), headers.clone()));
     if let Some(token) = k.token {
         let bearer = format!("Bearer {token}");
         if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(bearer.as_str()) {
@@ -108,6 +131,9 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, headers: HeaderMap, body: Stri
             let task = json!({"id": id, "contextId": "ctx",
                 "status": {"state": "TASK_STATE_WORKING"}, "history": [sent]});
             tasks.push(task.clone());
+            if k.ending == Ending::InvalidWhileWorking {
+                return reply(json!({"task": k.answer(&task, Some(0), true)}));
+            }
             let mut shown = task;
             if !k.keep_history {
                 shown.as_object_mut().unwrap().remove("history");
@@ -131,7 +157,7 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, headers: HeaderMap, body: Stri
                     "artifact": a, "lastChunk": true}}));
             }
             events.push(json!({"statusUpdate": {"taskId": id, "contextId": "ctx",
-                "status": {"state": "TASK_STATE_COMPLETED"}}}));
+                "status": done["status"]}}));
             let text: String = events
                 .into_iter()
                 .map(|e| {
@@ -141,10 +167,16 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, headers: HeaderMap, body: Stri
                     )
                 })
                 .collect();
+            // A Task that never ends keeps its stream open.
+            let open = k.ending.never_ends();
+            let body = futures::stream::once(async move {
+                Ok::<_, std::io::Error>(axum::body::Bytes::from(text))
+            })
+            .chain(futures::stream::pending().take_while(move |_| futures::future::ready(open)));
             (
                 axum::http::StatusCode::OK,
                 [("content-type", "text/event-stream")],
-                text,
+                axum::body::Body::from_stream(body),
             )
                 .into_response()
         }
@@ -152,6 +184,18 @@ async fn keeper_rpc(State(k): State<Arc<Keeper>>, headers: HeaderMap, body: Stri
             let tasks = k.tasks.lock().unwrap();
             match tasks.iter().find(|t| t["id"] == params["id"]) {
                 Some(t) => reply(k.answer(t, history_length, true)),
+                None => axum::Json(json!({"jsonrpc": "2.0", "id": request["id"],
+                    "error": {"code": -32001, "message": "no such task"}}))
+                .into_response(),
+            }
+        }
+        "CancelTask" => {
+            let mut tasks = k.tasks.lock().unwrap();
+            match tasks.iter_mut().find(|t| t["id"] == params["id"]) {
+                Some(t) => {
+                    t["status"] = json!({"state": "TASK_STATE_CANCELED"});
+                    reply(k.answer(t, Some(0), true))
+                }
                 None => axum::Json(json!({"jsonrpc": "2.0", "id": request["id"],
                     "error": {"code": -32001, "message": "no such task"}}))
                 .into_response(),
@@ -208,7 +252,7 @@ async fn start_keeper(
 
 struct Front {
     url: String,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
     _gateway: Gateway,
     keeper: Arc<Keeper>,
 }
@@ -223,7 +267,7 @@ async fn front(keep_history: bool, ending: Ending, configure: impl FnOnce(&mut S
     .await;
     Front {
         url,
-        _stop: stop,
+        stop: Some(stop),
         _gateway: gateway,
         keeper,
     }
@@ -406,6 +450,7 @@ async fn an_upstream_that_authenticates_callers_sees_their_authorization_on_ever
     let seen = keeper.seen.lock().unwrap();
     let with_token: Vec<&HeaderMap> = seen
         .iter()
+        .map(|(_, h)| h)
         .filter(|h| h.get("authorization").is_some())
         .collect();
     assert_eq!(with_token.len(), 4);
@@ -416,4 +461,87 @@ async fn an_upstream_that_authenticates_callers_sees_their_authorization_on_ever
         assert!(h.get("a2a-extensions").is_none());
         assert_eq!(h.get("a2a-version").unwrap(), "1.0");
     }
+}
+
+/// Wait (up to 5 s) until the keeper has answered `n` calls of `method`.
+async fn calls_reach(keeper: &Keeper, method: &str, n: usize) {
+    for _ in 0..100 {
+        if keeper.calls(method) >= n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{method}: {} calls, not {n}", keeper.calls(method));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_the_gateway_fails_is_cancelled_upstream_with_the_callers_authorization() {
+    let f = front(true, Ending::InvalidWhileWorking, |s| s.max_tasks = 16).await;
+    let auth = [("Authorization", "Bearer caller-7")];
+    // Blocking: the upstream answers a working Task with an invalid record.
+    assert_eq!(
+        call(&f.url, "jsonrpc", false, &auth).await,
+        "TASK_STATE_FAILED"
+    );
+    calls_reach(&f.keeper, "CancelTask", 1).await;
+    // Streaming: the invalid record comes while the upstream's stream stays open.
+    assert_eq!(
+        call(&f.url, "http+json", true, &auth).await,
+        "TASK_STATE_FAILED"
+    );
+    calls_reach(&f.keeper, "CancelTask", 2).await;
+    let seen = f.keeper.seen.lock().unwrap().clone();
+    let cancels: Vec<&HeaderMap> = seen
+        .iter()
+        .filter(|(m, _)| m == "CancelTask")
+        .map(|(_, h)| h)
+        .collect();
+    assert_eq!(cancels.len(), 2);
+    assert!(cancels
+        .iter()
+        .all(|h| h.get("authorization").unwrap() == "Bearer caller-7"));
+    // The gateway keeps its verdict: GetTask shows the failure, not the upstream's
+    // cancelled Task.
+    let (got, _) = rpc(&f.url, "GetTask", json!({"id": "k-1"}), true).await;
+    assert_eq!(state(&got["result"]), "TASK_STATE_FAILED", "{got}");
+    assert_eq!(error_code(&got["result"]), "output_invalid", "{got}");
+    let metrics = reqwest::get(format!("{}/metrics", f.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("skillbundle_gateway_upstream_cancels_total{outcome=\"ok\"} 2"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_too_slow_or_still_running_at_shutdown_is_cancelled_upstream() {
+    let f = front(true, Ending::Stalls, |s| {
+        s.upstream.timeout = Duration::from_millis(500);
+    })
+    .await;
+    let started = std::time::Instant::now();
+    assert_eq!(
+        call(&f.url, "jsonrpc", true, &[]).await,
+        "TASK_STATE_FAILED"
+    );
+    calls_reach(&f.keeper, "CancelTask", 1).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // SIGTERM (the stop future) with a stream in flight: once the grace is over, its
+    // upstream Task is cancelled.
+    let mut f = front(true, Ending::Stalls, |s| {
+        s.upstream.timeout = Duration::from_secs(60);
+        s.shutdown_grace = Duration::from_millis(200);
+    })
+    .await;
+    let url = f.url.clone();
+    tokio::spawn(async move { call(&url, "jsonrpc", true, &[]).await });
+    calls_reach(&f.keeper, "SendStreamingMessage", 1).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(f.keeper.calls("CancelTask"), 0);
+    let _ = f.stop.take().unwrap().send(());
+    calls_reach(&f.keeper, "CancelTask", 1).await;
 }
