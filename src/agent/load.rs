@@ -59,7 +59,7 @@ use crate::schema::validator::{Governed, PatternCache};
 use crate::wire::digest::Digest;
 use a2a_types::{AgentExtension, AgentSkill};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
@@ -606,13 +606,12 @@ fn load_skill(
             at(file),
         ));
     }
-    let version = document.skill_version.to_string();
-    if document.skill_id != entry.skill_id || version != entry.skill_version {
+    if document.skill_id != entry.skill_id || document.skill_version != entry.skill_version {
         findings.push(Finding::new(
             Code::InterfaceInvalid,
             format!(
-                "the document describes {} {version}, but manifest.json lists it as {} {}",
-                document.skill_id, entry.skill_id, entry.skill_version
+                "the document describes {} {}, but manifest.json lists it as {} {}",
+                document.skill_id, document.skill_version, entry.skill_id, entry.skill_version
             ),
             at(file),
         ));
@@ -747,11 +746,7 @@ fn check_fragment(
     }
     for (i, (entry, adv)) in manifest.skills.iter().zip(advertised).enumerate() {
         let pointer = format!("/capabilities/extensions/0/params/skills/{i}");
-        let expected = json!({
-            "skill_id": entry.skill_id,
-            "skill_version": entry.skill_version,
-            "interface_digest": entry.interface_digest.as_str(),
-        });
+        let expected = entry.binding().to_json();
         if *adv == expected {
             continue;
         }

@@ -9,8 +9,10 @@
 //! what the bundle means.
 
 use crate::crypto::jws::JwsSignature;
+use crate::interface::binding::Binding;
 use crate::interface::{Document, SchemaReference};
 use crate::wire::digest::Digest;
+use crate::wire::version::Version;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -55,12 +57,17 @@ pub struct InterfaceSchemaRef {
     pub digest: Digest,
 }
 
-/// One skill: its identity, its document's path and digest, and its Schema References.
+/// One skill: its binding, its document's path, and its Schema References.
+///
+/// The binding's three members are spelled out rather than a flattened
+/// [`Binding`]: serde cannot combine `flatten` with `deny_unknown_fields`, and a manifest
+/// member nobody reads must be refused. [`ManifestSkill::binding`] gives the one type;
+/// the version is typed, so a malformed one is refused with the manifest's shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestSkill {
     pub skill_id: String,
-    pub skill_version: String,
+    pub skill_version: Version,
     pub interface_digest: Digest,
     /// `interfaces/<skill_id>.json`.
     pub file: String,
@@ -84,11 +91,20 @@ pub struct ManifestSchema {
 }
 
 impl ManifestSkill {
+    /// The skill binding this entry lists.
+    pub fn binding(&self) -> Binding {
+        Binding {
+            skill_id: self.skill_id.clone(),
+            skill_version: self.skill_version,
+            interface_digest: self.interface_digest.clone(),
+        }
+    }
+
     /// The entry for an assembled interface.
     pub fn of(interface: &Document) -> Self {
         ManifestSkill {
             skill_id: interface.skill_id.clone(),
-            skill_version: interface.skill_version.to_string(),
+            skill_version: interface.skill_version,
             interface_digest: interface.digest.clone(),
             file: interface_path(&interface.skill_id),
             schemas: interface.schemas().iter().map(ManifestSchema::of).collect(),
