@@ -7,7 +7,7 @@
 //! supporting record of the skill's first record kind.
 //!
 //! Properties: nothing panics or overflows the stack; an error object has at most
-//! MAX_DETAILS details, serializes, and carries the condition the stage allows; a request
+//! MAX_ERROR_DETAILS details, serializes, and carries the condition the stage allows; a request
 //! whose version or digest is not the active one is always interface_mismatch.
 #![no_main]
 
@@ -16,7 +16,7 @@ mod shared;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
-use skillbundle::agent::{Request, MAX_DETAILS};
+use skillbundle::agent::{Request, MAX_ERROR_DETAILS};
 use skillbundle::interface::condition::{Condition, ErrorObject};
 
 /// Deep enough to go past every internal nesting guard; shallow enough that dropping
@@ -91,7 +91,7 @@ fuzz_target!(|data: &[u8]| {
 fn check(outcome: Result<(), ErrorObject>) {
     if let Err(e) = outcome {
         let details = e.error.details.as_ref().map_or(0, Vec::len);
-        assert!(details <= MAX_DETAILS, "{details} details");
+        assert!(details <= MAX_ERROR_DETAILS, "{details} details");
         serde_json::to_vec(&e).expect("an error object serializes");
     }
 }

@@ -34,7 +34,7 @@
 //! packed — see [`crate::wire::schema_bytes`] — never a tree) and, once compiled, the
 //! validators in use: compiling every schema up front cost three quarters of `verify`'s
 //! memory at 10,000 skills (1.6 GB) for validators an agent mostly never calls. At most
-//! `MAX_QUEUED_BYTES` of read documents wait for a worker.
+//! `MAX_QUEUED_DOCUMENT_BYTES` of read documents wait for a worker.
 //!
 //! Any failure refuses the whole bundle: [`Bundle::open`] returns every finding and no
 //! partial bundle. `manifest.json` is authenticated as a JSON *value* (its JCS bytes are
@@ -42,7 +42,7 @@
 //! covered byte for byte by its digest.
 
 use crate::bundle::archive::{self, ReadLimits};
-use crate::bundle::first_pass::{self, MAX_MANIFEST_DEPTH};
+use crate::bundle::first_pass::{self, MAX_FLAT_FILE_DEPTH};
 use crate::bundle::manifest::{Manifest, ManifestSchema, ManifestSkill};
 use crate::bundle::sign::{into_signing_payload, SIGNATURES};
 use crate::bundle::{interface_path, is_layout_path, CARD_FRAGMENT_PATH, FORMAT, MANIFEST_PATH};
@@ -68,12 +68,12 @@ use std::sync::OnceLock;
 
 /// Nesting allowed in a loaded document: the inline schemas' own limit (64) plus the
 /// few levels of the standard structure around them.
-const MAX_DOCUMENT_DEPTH: usize = 80;
+const MAX_INTERFACE_DOCUMENT_DEPTH: usize = 80;
 /// How many bytes of documents may wait, read but not yet loaded. Inflating is faster
 /// than loading, so without a bound the reading thread queued nearly every document of a
 /// large bundle (some 200 MB at 10,000 skills) before the workers caught up; at the
 /// bound it loads queued documents itself.
-const MAX_QUEUED_BYTES: usize = 8 << 20;
+const MAX_QUEUED_DOCUMENT_BYTES: usize = 8 << 20;
 /// What the signature check established about a loaded bundle.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignatureStatus {
@@ -321,7 +321,7 @@ impl Bundle {
                     return Err(differently());
                 }
                 let data = entry.data.unwrap_or_default();
-                while queued.load(Ordering::Acquire) > MAX_QUEUED_BYTES {
+                while queued.load(Ordering::Acquire) > MAX_QUEUED_DOCUMENT_BYTES {
                     if rayon::yield_now() != Some(rayon::Yield::Executed) {
                         std::thread::yield_now();
                     }
@@ -570,16 +570,17 @@ fn load_skill(
     bytes: Vec<u8>,
 ) -> Result<LoadedSkill, Vec<Finding>> {
     let file = entry.file.as_str();
-    let value = crate::wire::json::parse_with_depth(&bytes, MAX_DOCUMENT_DEPTH).map_err(|e| {
-        vec![Finding::new(
-            Code::limit_or(e.limit, Code::InterfaceInvalid),
-            format!(
-                "the Skill Interface Document is not valid I-JSON: {}",
-                e.message
-            ),
-            at(file).with_position(e.line, e.column),
-        )]
-    })?;
+    let value =
+        crate::wire::json::parse_with_depth(&bytes, MAX_INTERFACE_DOCUMENT_DEPTH).map_err(|e| {
+            vec![Finding::new(
+                Code::limit_or(e.limit, Code::InterfaceInvalid),
+                format!(
+                    "the Skill Interface Document is not valid I-JSON: {}",
+                    e.message
+                ),
+                at(file).with_position(e.line, e.column),
+            )]
+        })?;
     drop(bytes);
     let document = Document::read(schema, &value).map_err(|problems| {
         problems
@@ -689,7 +690,7 @@ fn check_fragment(
             at(file).with_pointer(pointer),
         )]
     };
-    let value = crate::wire::json::parse_with_depth(bytes, MAX_MANIFEST_DEPTH).map_err(|e| {
+    let value = crate::wire::json::parse_with_depth(bytes, MAX_FLAT_FILE_DEPTH).map_err(|e| {
         vec![Finding::new(
             Code::BundleInvalid,
             format!("the Agent Card fragment is not valid I-JSON: {}", e.message),

@@ -48,7 +48,7 @@ use serde_json::{json, Value};
 
 /// At most this many entries in an error's `details` (the rest are counted in the
 /// message): a hostile instance cannot make the error response arbitrarily large.
-pub const MAX_DETAILS: usize = 16;
+pub const MAX_ERROR_DETAILS: usize = 16;
 
 /// The members a skill request object may carry (draft "Domain-skill invocation",
 /// "describe_skill request"): any other member makes the request `input_invalid`.
@@ -540,7 +540,7 @@ fn describe_arguments(arguments: Option<&Value>) -> Result<&str, ErrorObject> {
     }
 }
 
-/// Validate `instance`; on failure, `code` with up to [`MAX_DETAILS`] details.
+/// Validate `instance`; on failure, `code` with up to [`MAX_ERROR_DETAILS`] details.
 ///
 /// The validator recurses along the instance, so a value nested deeper than
 /// [`MAX_NESTING`](crate::schema::validator::MAX_NESTING) is refused with
@@ -605,7 +605,7 @@ fn uncompiled(stage: Detected) -> ErrorObject {
     )
 }
 
-/// The error object for a validator's errors (`code`, up to [`MAX_DETAILS`] details), or
+/// The error object for a validator's errors (`code`, up to [`MAX_ERROR_DETAILS`] details), or
 /// `Ok` when there are none: one shape whatever representation the value was read in.
 fn refusal<'i>(
     mut errors: impl Iterator<Item = jsonschema::ValidationError<'i>>,
@@ -619,7 +619,7 @@ fn refusal<'i>(
     let mut details = vec![detail(&first)];
     let mut more = 0usize;
     for e in errors {
-        if details.len() < MAX_DETAILS {
+        if details.len() < MAX_ERROR_DETAILS {
             details.push(detail(&e));
         } else {
             more += 1;

@@ -13,8 +13,8 @@ use crate::bundle::{is_layout_path, MANIFEST_PATH};
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
 
-/// Nesting allowed in manifest.json and the card fragment (flat files).
-pub const MAX_MANIFEST_DEPTH: usize = 16;
+/// Nesting allowed in the bundle's flat files: manifest.json and the card fragment.
+pub const MAX_FLAT_FILE_DEPTH: usize = 16;
 /// The largest `manifest.json` read, decided from its tar header before a byte of it is
 /// decompressed. A manifest lists about 1.2 KB and 25 values per skill (measured on
 /// generated bundles: 1,219,778 bytes and 25,016 values for 1,000 skills), so 16 MiB is
@@ -24,7 +24,7 @@ pub const MAX_BUNDLE_MANIFEST_BYTES: u64 = 16 << 20;
 /// The most values `manifest.json` may hold (every member value and array element),
 /// counted while parsing: room for 12,000 skills, and a bound on what the tree of an
 /// unauthenticated manifest costs whatever its text (`[]` is two bytes and a `Value`).
-pub const MAX_MANIFEST_VALUES: usize = 300_000;
+pub const MAX_BUNDLE_MANIFEST_VALUES: usize = 300_000;
 
 /// The first pass over a bundle archive: the canonical form checked, only names the
 /// bundle layout allows, every entry hashed and dropped except `manifest.json`, whose
@@ -71,8 +71,8 @@ pub fn read_manifest_and_digests(
     };
     let manifest = crate::wire::json::parse_with_limits(
         &manifest_bytes,
-        MAX_MANIFEST_DEPTH,
-        MAX_MANIFEST_VALUES,
+        MAX_FLAT_FILE_DEPTH,
+        MAX_BUNDLE_MANIFEST_VALUES,
     )
     .map_err(|e| {
         vec![Finding::new(

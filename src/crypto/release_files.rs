@@ -20,7 +20,7 @@ use std::path::Path;
 pub const FORMAT: &str = "skillbundle-files/1";
 
 /// At most this many bytes of a release file or of the document are read.
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+pub const MAX_RELEASE_FILE_BYTES: u64 = 1 << 30;
 
 /// One file a document vouches for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,7 +101,7 @@ pub struct Verified {
 /// from the document's folder, has the digest it records. Every problem is a finding.
 pub fn verify(path: &Path, trusted: &[PublicKey]) -> Result<Verified, Vec<Finding>> {
     let at = |code, message: String| Finding::at_file(code, message, path);
-    let bytes = crate::fs::operator_file::read(path, MAX_FILE_BYTES)
+    let bytes = crate::fs::operator_file::read(path, MAX_RELEASE_FILE_BYTES)
         .map_err(|e| vec![at(Code::Io, format!("cannot read the document: {e}"))])?;
     let value = crate::wire::json::parse(&bytes).map_err(|e| vec![e.into_finding(path)])?;
     let document: Document = serde_json::from_value(value).map_err(|e| {
@@ -138,7 +138,7 @@ pub fn verify(path: &Path, trusted: &[PublicKey]) -> Result<Verified, Vec<Findin
             continue;
         }
         let file = dir.join(&entry.name);
-        match crate::fs::operator_file::read(&file, MAX_FILE_BYTES) {
+        match crate::fs::operator_file::read(&file, MAX_RELEASE_FILE_BYTES) {
             Ok(bytes) if Digest::of_bytes(&bytes).to_string() == entry.digest => {}
             Ok(bytes) => findings.push(Finding::at_file(
                 Code::DigestMismatch,

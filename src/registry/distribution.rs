@@ -37,9 +37,9 @@ use std::io::Write;
 use std::time::Duration;
 
 /// The largest token-endpoint answer read (tokens are a few kilobytes).
-pub const MAX_TOKEN_BYTES: usize = 64 * 1024;
+pub const MAX_AUTH_TOKEN_BYTES: usize = 64 * 1024;
 /// The largest error body read (only its `errors[].code` members are looked at).
-pub const MAX_ERROR_BYTES: usize = 64 * 1024;
+pub const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
 /// How many redirects a request follows (a blob may live on a CDN).
 pub const MAX_REDIRECTS: usize = 5;
 /// The message of the finding when Basic credentials would leave for a realm on another
@@ -308,7 +308,7 @@ impl Session {
             return Ok(response);
         }
         let codes: Vec<String> = if status.is_client_error() {
-            let body = read_capped(response, MAX_ERROR_BYTES, "the error body", &self.at)
+            let body = read_capped(response, MAX_ERROR_BODY_BYTES, "the error body", &self.at)
                 .await
                 .unwrap_or_default();
             serde_json::from_slice::<serde_json::Value>(&body)
@@ -412,7 +412,8 @@ impl Session {
                 ),
             });
         }
-        let body = read_capped(response, MAX_TOKEN_BYTES, "the token answer", &self.at).await?;
+        let body =
+            read_capped(response, MAX_AUTH_TOKEN_BYTES, "the token answer", &self.at).await?;
         let answer: serde_json::Value = serde_json::from_slice(&body).map_err(|_| {
             Finding::new(
                 Code::RegistryError,

@@ -31,9 +31,9 @@
 //! signature artifact for *this* subject whose JWS a trusted key signed over *this*
 //! bundle's manifest — proof that the signature is published where other tools look,
 //! not a second source of trust. Everything the registry lists is untrusted: at most
-//! [`MAX_CANDIDATES`] descriptors are looked at, each manifest is read within
+//! [`MAX_SIGNATURE_REFERRERS`] descriptors are looked at, each manifest is read within
 //! [`registry::MAX_OCI_MANIFEST_BYTES`] and must have the digest it was asked for by, and
-//! each JWS within [`MAX_JWS_BYTES`], checked against its declared size and digest; the
+//! each JWS within [`MAX_REFERRER_JWS_BYTES`], checked against its declared size and digest; the
 //! whole operation has the overall deadline of [`registry::Timeouts`].
 
 use crate::bundle::archive::ReadLimits;
@@ -56,9 +56,9 @@ pub const JWS_MEDIA_TYPE: &str = "application/jose+json";
 pub const INDEX_MEDIA_TYPE: &str = "application/vnd.oci.image.index.v1+json";
 /// The largest JWS layer read: a few hundred bytes per signature, 64 KiB is hundreds of
 /// keys.
-pub const MAX_JWS_BYTES: u64 = 64 * 1024;
+pub const MAX_REFERRER_JWS_BYTES: u64 = 64 * 1024;
 /// At most this many listed signature referrers are examined on a pull.
-pub const MAX_CANDIDATES: usize = 16;
+pub const MAX_SIGNATURE_REFERRERS: usize = 16;
 
 /// The detached JWS, as the referrer's layer holds it.
 #[derive(Debug, Serialize, Deserialize)]
@@ -162,11 +162,13 @@ pub fn check_signature_manifest(bytes: &[u8], subject_digest: &str) -> Result<La
         return Err("its layer's digest is not sha256: and 64 lowercase hex digits".into());
     }
     match layer.get("size").and_then(Value::as_u64) {
-        Some(size) if size <= MAX_JWS_BYTES => Ok(Layer {
+        Some(size) if size <= MAX_REFERRER_JWS_BYTES => Ok(Layer {
             digest: digest.to_string(),
             size,
         }),
-        Some(_) => Err(format!("its layer is larger than {MAX_JWS_BYTES} bytes")),
+        Some(_) => Err(format!(
+            "its layer is larger than {MAX_REFERRER_JWS_BYTES} bytes"
+        )),
         None => Err("its layer's size is not a non-negative integer".into()),
     }
 }
@@ -371,7 +373,7 @@ async fn verify_signature_within(
     let candidates: Vec<&Value> = listed
         .iter()
         .filter(|d| d["artifactType"] == SIGNATURE_ARTIFACT_TYPE)
-        .take(MAX_CANDIDATES)
+        .take(MAX_SIGNATURE_REFERRERS)
         .collect();
     if candidates.is_empty() {
         return Err(missing(format!(
@@ -516,7 +518,7 @@ mod tests {
                 json!("application/vnd.cncf.notary.signature"),
             ),
             edit("/layers/0/mediaType", json!("application/octet-stream")),
-            edit("/layers/0/size", json!(MAX_JWS_BYTES + 1)),
+            edit("/layers/0/size", json!(MAX_REFERRER_JWS_BYTES + 1)),
             edit("/layers/0/digest", json!("sha256:00")),
             edit("/layers", json!([])),
             edit("/mediaType", json!(INDEX_MEDIA_TYPE)),

@@ -11,7 +11,7 @@
 //!   the retriever refuses every URI ([`NoRetrieval`]). Only the meta-schemas bundled in
 //!   `jsonschema` are available — which is why the closure check must run first: it is
 //!   what forbids a `$ref` to the meta-schema URI;
-//! - `pattern` uses `fancy-regex` with a backtracking budget ([`BACKTRACK_LIMIT`]): plain
+//! - `pattern` uses `fancy-regex` with a backtracking budget ([`MAX_PATTERN_BACKTRACK_STEPS`]): plain
 //!   patterns such as `^(a+)+$` run on the linear-time `regex` engine anyway, and a pattern
 //!   that needs backtracking (look-around, back-references) fails its instance with a
 //!   `pattern` error once the budget is spent instead of running for minutes;
@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Backtracking steps `fancy-regex` may take for one `pattern` match before giving up
 /// (its own default is 1,000,000). Exhausting it fails the instance.
-pub const BACKTRACK_LIMIT: usize = 100_000;
+pub const MAX_PATTERN_BACKTRACK_STEPS: usize = 100_000;
 
 /// Deepest nesting of JSON objects and arrays that is compiled, meta-validated or
 /// validated. A hard ceiling that protects the stack of the recursive validator whatever
@@ -181,7 +181,9 @@ fn options_for<F: jsonschema::json::Json>(
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
         .with_retriever(NoRetrieval)
-        .with_pattern_options(PatternOptions::fancy_regex().backtrack_limit(BACKTRACK_LIMIT))
+        .with_pattern_options(
+            PatternOptions::fancy_regex().backtrack_limit(MAX_PATTERN_BACKTRACK_STEPS),
+        )
 }
 
 fn too_deep(what: &str, at: String) -> Finding {

@@ -37,10 +37,10 @@ use serde_json::{Map, Value};
 pub(super) const BUDGET: usize = 20_000;
 
 /// Branches of one combinator beyond which it is not analysed here.
-const MAX_BRANCHES: usize = 64;
+const MAX_COMBINATOR_BRANCHES: usize = 64;
 
 /// Nesting of `allOf`/`$ref` flattening and of case splits.
-const MAX_NEST: usize = 12;
+const MAX_FLATTEN_NESTING: usize = 12;
 
 /// The in-place applicators this module reads as terms.
 const APPLICATORS: &[&str] = &["allOf", "anyOf", "oneOf", "$ref"];
@@ -97,7 +97,7 @@ impl<'a> Cx<'a> {
             ["allOf", "anyOf", "oneOf"].iter().any(|k| {
                 m.get(*k)
                     .and_then(Value::as_array)
-                    .is_some_and(|b| b.len() > MAX_BRANCHES)
+                    .is_some_and(|b| b.len() > MAX_COMBINATOR_BRANCHES)
             })
         };
         if long(o.map()) || long(n.map()) {
@@ -187,7 +187,7 @@ impl<'a> Cx<'a> {
         covering: bool,
         nest: usize,
     ) -> Option<Vec<Term<'a>>> {
-        if nest > MAX_NEST || !self.spend() {
+        if nest > MAX_FLATTEN_NESTING || !self.spend() {
             return None;
         }
         let x = self.deref(side, x).ok()?;
@@ -240,7 +240,7 @@ impl<'a> Cx<'a> {
         nest: usize,
         depth: usize,
     ) -> bool {
-        if nest > MAX_NEST || !self.spend() {
+        if nest > MAX_FLATTEN_NESTING || !self.spend() {
             return false;
         }
         if left
