@@ -15,7 +15,7 @@ use crate::agent::Bundle;
 use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -77,8 +77,14 @@ impl Default for Settings {
 /// Where the bundle comes from, and how it is trusted.
 #[derive(Debug, Clone)]
 pub enum BundleSource {
-    /// A bundle file, read again on every reload.
-    File(PathBuf),
+    /// A bundle file, read again on every reload, with its release statement: `release`,
+    /// else `NAME.release.json` beside it when there is one (checked, at most `max_age`
+    /// old when given), the same on every reload.
+    File {
+        path: PathBuf,
+        release: Option<PathBuf>,
+        max_age: Option<Duration>,
+    },
     /// `oci://…`: pulled and verified; with a state directory, with keep-last-good and
     /// anti-rollback across restarts ([`crate::agent::fetch`]).
     Registry {
@@ -114,6 +120,8 @@ pub struct Shared {
     pub(super) cancels: Arc<tokio::sync::Semaphore>,
     /// This, for the background work a request leaves (an upstream CancelTask).
     pub(super) me: Weak<Shared>,
+    /// The bundle file came with a release statement at the start: every reload must.
+    statement_at_start: bool,
     pub metrics: Metrics,
     log: Log,
     card: card::CardSettings,
@@ -165,17 +173,77 @@ pub async fn load_bundle(
     source: &BundleSource,
     trust: &TrustedKeys,
 ) -> Result<(Bundle, String), Vec<Finding>> {
+    load(source, trust, false).await
+}
+
+/// The release statement file of a bundle file: `release`, or the one beside `path`.
+fn statement_path(path: &Path, release: Option<&PathBuf>) -> PathBuf {
+    release
+        .cloned()
+        .unwrap_or_else(|| crate::bundle::release_statement::file_beside(path))
+}
+
+/// Whether a bundle file from `source` comes with a release statement now (`--release`
+/// given, one beside it, or a maximum age asked for): a reload must then have one too.
+fn has_statement(source: &BundleSource) -> bool {
     match source {
-        BundleSource::File(path) => {
+        BundleSource::File {
+            path,
+            release,
+            max_age,
+        } => release.is_some() || max_age.is_some() || statement_path(path, None).is_file(),
+        BundleSource::Registry { .. } => false,
+    }
+}
+
+/// Load the bundle from `source`; a bundle file's release statement is checked (as
+/// `verify` checks it), and required when `require_statement`.
+async fn load(
+    source: &BundleSource,
+    trust: &TrustedKeys,
+    require_statement: bool,
+) -> Result<(Bundle, String), Vec<Finding>> {
+    use crate::bundle::release_statement;
+    match source {
+        BundleSource::File {
+            path,
+            release,
+            max_age,
+        } => {
             let limit = crate::bundle::archive::ReadLimits::default().max_total_bytes;
             let bytes = crate::bundle::read_file(path, limit).map_err(|f| vec![f])?;
-            let digest = crate::bundle::release_statement::file_digest(&bytes);
+            let digest = release_statement::file_digest(&bytes);
             let bundle = Bundle::open(&bytes, trust).map_err(|mut findings| {
                 for f in &mut findings {
                     f.location.file.get_or_insert_with(|| path.clone());
                 }
                 findings
             })?;
+            let at_path = statement_path(path, release.as_ref());
+            let at = Location::file(&at_path);
+            let statement = if release.is_some() || at_path.is_file() {
+                let max = release_statement::MAX_STATEMENT_BYTES as u64;
+                Some(crate::bundle::read_file(&at_path, max).map_err(|f| vec![f])?)
+            } else if require_statement {
+                return Err(vec![Finding::new(
+                    Code::SignatureDowngrade,
+                    "the bundle was served with a release statement; the reloaded one comes without one",
+                    at,
+                )]);
+            } else {
+                None
+            };
+            let subject = release_statement::Subject {
+                name: bundle.name(),
+                version: bundle.version(),
+                digest: &digest,
+            };
+            let freshness = release_statement::Freshness {
+                now: release_statement::now(),
+                max_age: *max_age,
+            };
+            release_statement::check(statement.as_deref(), subject, trust, freshness, &at)
+                .map_err(|f| vec![f])?;
             Ok((bundle, digest))
         }
         BundleSource::Registry {
@@ -201,6 +269,24 @@ pub async fn load_bundle(
             Ok((verified.bundle, verified.digest))
         }
     }
+}
+
+/// A signed bundle is never replaced by one that is not (loaded only because of
+/// `--allow-unsigned`): the same trust as at the start.
+fn same_signing(current: &Bundle, new: &Bundle) -> Result<(), Finding> {
+    use crate::agent::SignatureStatus;
+    let verified = |b: &Bundle| matches!(b.signature(), SignatureStatus::Verified { .. });
+    if verified(current) && !verified(new) {
+        return Err(Finding::new(
+            Code::SignatureDowngrade,
+            format!(
+                "the reloaded bundle's version {} is not signed by a trusted key, and the one served is",
+                new.version()
+            ),
+            Location::default(),
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a newly loaded bundle may replace the one served: the same bundle name, and a
@@ -264,6 +350,7 @@ impl Gateway {
                 in_flight: InFlight::default(),
                 cancels: Arc::new(tokio::sync::Semaphore::new(MAX_CANCELS)),
                 me: me.clone(),
+                statement_at_start: has_statement(&source),
                 metrics: Metrics::default(),
                 log,
                 card,
@@ -318,10 +405,12 @@ impl Gateway {
     /// with the bundle they started with.
     pub async fn reload(&self) {
         let current = self.loaded();
-        let outcome = match load_bundle(&self.source, &self.trust).await {
+        let outcome = match load(&self.source, &self.trust, self.statement_at_start).await {
             Err(findings) => Err(findings),
             Ok((bundle, digest)) => {
-                match admits(&current, bundle.name(), bundle.version(), &digest) {
+                match admits(&current, bundle.name(), bundle.version(), &digest)
+                    .and_then(|admitted| same_signing(&current.bundle, &bundle).map(|()| admitted))
+                {
                     Err(f) => Err(vec![f]),
                     Ok(false) => Ok(None),
                     Ok(true) => match self.card.build(&bundle, self.settings.require_extension) {

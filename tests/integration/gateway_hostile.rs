@@ -295,14 +295,29 @@ pub(crate) async fn serve_in_front(
     bundle: PathBuf,
     configure: impl FnOnce(&mut Settings),
 ) -> (String, tokio::sync::oneshot::Sender<()>, Gateway) {
+    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
+    let source = BundleSource::File {
+        path: bundle,
+        release: None,
+        max_age: None,
+    };
+    serve_source(upstream_url, source, trust, configure).await
+}
+
+/// The gateway serving the bundle from `source`, trusting `trust`, in front of the
+/// upstream at `upstream_url`, ready.
+pub(crate) async fn serve_source(
+    upstream_url: &str,
+    source: BundleSource,
+    trust: TrustedKeys,
+    configure: impl FnOnce(&mut Settings),
+) -> (String, tokio::sync::oneshot::Sender<()>, Gateway) {
     let mut settings = Settings::default();
     settings.upstream.timeout = Duration::from_secs(2);
     settings.upstream.max_body = 1 << 20;
     settings.upstream.max_events = 100;
     settings.shutdown_grace = Duration::from_millis(100);
     configure(&mut settings);
-    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
-    let source = BundleSource::File(bundle);
     let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -834,6 +849,81 @@ async fn a_reload_serves_a_newer_bundle_and_refuses_a_rollback() {
 
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_from_a_file_checks_the_release_statement_as_the_start_did() {
+    let ws = common::workspace();
+    let ok = |r: common::Run| assert_eq!(r.status, 0, "{}", r.stderr);
+    ok(common::run(&["keygen", "--out", "keys/release"], ws.path()));
+    let build = &[
+        "build",
+        ".",
+        "--sign-key",
+        "keys/release.key",
+        "--expires",
+        "30d",
+    ];
+    ok(common::run(build, ws.path()));
+    let yaml = ws.path().join("skillbundle.yaml");
+    let text = common::read(&yaml).replace("version: \"0.1.0\"}", "version: \"0.2.0\"}");
+    common::write(&yaml, text);
+    ok(common::run(build, ws.path()));
+    let dist = ws.path().join("dist");
+    let file =
+        |version: &str, ext: &str| dist.join(format!("example-network-skills-{version}{ext}"));
+    let served = ws.path().join("served.tar.gz");
+    let statement = ws.path().join("served.release.json");
+    std::fs::copy(file("0.1.0", ".tar.gz"), &served).unwrap();
+    std::fs::copy(file("0.1.0", ".release.json"), &statement).unwrap();
+    let key =
+        skillbundle::crypto::keys::PublicKey::read_file(&ws.path().join("keys/release.jwk.json"))
+            .unwrap();
+    let upstream = start_upstream(Upstream::Valid).await;
+    let source = BundleSource::File {
+        path: served.clone(),
+        release: None,
+        max_age: None,
+    };
+    let (url, _stop, gw) =
+        serve_source(&upstream.url, source, TrustedKeys::new(vec![key]), |_| {}).await;
+    let version = || async {
+        let card: Value = reqwest::get(format!("{url}/.well-known/agent-card.json"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        card["version"].as_str().unwrap().to_string()
+    };
+    assert_eq!(version().await, "0.1.0");
+    // A newer signed bundle without its statement: refused, 0.1.0 stays.
+    std::fs::copy(file("0.2.0", ".tar.gz"), &served).unwrap();
+    std::fs::remove_file(&statement).unwrap();
+    gw.reload().await;
+    assert_eq!(version().await, "0.1.0");
+    // With the statement of another bundle (0.1.0's): refused.
+    std::fs::copy(file("0.1.0", ".release.json"), &statement).unwrap();
+    gw.reload().await;
+    assert_eq!(version().await, "0.1.0");
+    // With its own statement: served.
+    std::fs::copy(file("0.2.0", ".release.json"), &statement).unwrap();
+    gw.reload().await;
+    assert_eq!(version().await, "0.2.0");
+    let metrics = reqwest::get(format!("{url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("skillbundle_gateway_reloads_total{outcome=\"refused\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillbundle_gateway_reloads_total{outcome=\"loaded\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_binary_logs_json_lines_and_exits_0_on_sigterm() {
     use std::io::Read;
     let upstream = start_upstream(Upstream::Valid).await;
@@ -1003,7 +1093,11 @@ async fn the_card_merges_base_and_bundle_with_the_gateways_interfaces_and_is_sig
     let upstream = start_upstream(Upstream::Valid).await;
     let key = skillbundle::crypto::keys::SigningKeyPair::generate().unwrap();
     let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
-    let source = BundleSource::File(bundle_path().clone());
+    let source = BundleSource::File {
+        path: bundle_path().clone(),
+        release: None,
+        max_age: None,
+    };
     let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
     let base: Value = serde_json::from_str(&common::read(
         &common::example_skills().join("agent-card.json"),
