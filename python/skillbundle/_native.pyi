@@ -23,6 +23,8 @@ from skillbundle.types import (
     DescribeResult,
     Finding,
     JsonValue,
+    OperationMethod,
+    OperationRefusal,
     ResultObject,
     Route,
     SkillBinding,
@@ -112,6 +114,10 @@ class TaskGuard:
     def status(self, state: str, parts: Iterable[JsonValue | bytes | None] | None = None) -> Verdict:
         """A status change to `state` (an A2A 1.0 wire name); `parts`: its status
         Message's Parts' data, when it has a Message."""
+    def refuse_data(self, data: JsonValue) -> Verdict:
+        """A value a publishing helper could not turn into a Data Part: `("fail", error)`
+        (nested deeper than a Data Part carries: `resource_limit_exceeded`; not I-JSON:
+        `output_invalid`), or `("hold", None)` when nothing is wrong with it."""
     def message(self) -> Verdict:
         """The executor answered with a bare Message."""
     def returned(self) -> Verdict:
@@ -214,6 +220,17 @@ class Bundle:
     def task_guard(
         self, skill_id: str, *, max_records: int = ..., max_artifact_bytes: int = ...
     ) -> TaskGuard: ...
+    def check_operation(
+        self,
+        skill_id: str | None,
+        method: OperationMethod,
+        *,
+        return_immediately: bool = False,
+        push_config: bool = False,
+    ) -> OperationRefusal | None:
+        """Whether a Task of `skill_id` may take the A2A operation `method` by the skill's
+        `interaction` declaration (the library's `agent::interaction`): `None`, or the
+        A2A error to raise and its message. `None` skill_id (a base Task): allowed."""
     def domain_refusal(self, code: str, message: str) -> InterfaceError:
         """The error (not raised) for `constraint_rejected`, `authorization_failed` or
         `resource_limit_exceeded`; any other code is a `ValueError`."""

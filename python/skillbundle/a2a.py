@@ -31,10 +31,21 @@ the `SkillCall`: the checked invocation (skill, version, digest, arguments as va
 integers as `int`) and helpers that publish a record, the result, a domain refusal, or
 ask for input.
 
-Wire it with `executor.request_handler(card)`: the request handler whose request-context
-builder refuses, through the binding and before any Task is created or touched, what
-must be refused so (strict mode without activation; a skill request sent into an existing
-Task). `executor.agent_card(base)` returns the card with the extension `required` flag of
+* What a skill's `interaction` declaration does not allow is refused through the
+  binding, before any Task is created or touched and before `inner` is called, with the
+  library's decision (`Bundle.check_operation`, the rules in the Rust module
+  `agent::interaction`): `cancellable: false` refuses CancelTask with A2A's
+  `TaskNotCancelableError`; a stream (SendStreamingMessage, SubscribeToTask) of a skill
+  without `stream`, a blocking send (A2A's default) of one without `sync`, a send that
+  returns at once of one with none of `poll`, `push`, `stream`, and a push-notification
+  config of one without `push` are refused with `UnsupportedOperationError`.
+
+Wire it with `executor.request_handler(card)`: the request handler (a2a-sdk's
+`DefaultRequestHandler`, which tells the rules which operation a request is) whose
+request-context builder refuses, through the binding and before any Task is created or
+touched, what must be refused so (strict mode without activation; a skill request sent
+into an existing Task; an operation the skill's interaction declaration does not
+allow). `executor.agent_card(base)` returns the card with the extension `required` flag of
 the chosen mode. `ExtensionEchoMiddleware` echoes the extension URI in the
 `A2A-Extensions` response header when a request activated it, as the draft recommends.
 """
@@ -63,7 +74,13 @@ from a2a.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a.utils.errors import A2AError, ExtensionSupportRequiredError, InvalidParamsError
+from a2a.utils.errors import (
+    A2AError,
+    ExtensionSupportRequiredError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    UnsupportedOperationError,
+)
 from google.protobuf import json_format
 
 from skillbundle import EXTENSION_URI, Bundle, InterfaceError
@@ -77,6 +94,7 @@ from skillbundle._native import (
 from skillbundle.client import SkillClient
 from skillbundle.guard import Limits, RequestGuard
 from skillbundle.task_store import BoundedTaskStore
+from skillbundle.types import OperationMethod
 
 __all__ = [
     "DEFAULT_MAX_ARTIFACT_BYTES",
@@ -99,6 +117,11 @@ log = logging.getLogger(__name__)
 #: The status text of a Task whose domain code raised. Fixed: nothing of the exception
 #: reaches the caller.
 INTERNAL_FAILURE = "the agent failed while processing this request"
+
+#: The key of `ServerCallContext.state` under which the request handler tells the
+#: request-context builder which operation a send is: `(method, return_immediately,
+#: push_config)`.
+_OPERATION = "skillbundle.operation"
 
 #: Interrupted Tasks whose guard is kept in memory between turns (beyond, the oldest is
 #: rebuilt from the stored Task when its follow-up arrives).
@@ -139,6 +162,16 @@ def _parts(parts: Any) -> list[bytes | None]:
     """Each Part's data as the wire bytes of its protobuf `Value` (the library reads them
     exactly, a NaN included), or `None` for a Part that is not a Data Part."""
     return [p.data.SerializeToString() if p.HasField("data") else None for p in parts]
+
+
+def _refuse_operation(refusal: tuple[str, str] | None) -> None:
+    """Raise the A2A error `Bundle.check_operation` answered, if it refused."""
+    if refusal is None:
+        return
+    kind, message = refusal
+    if kind == "task_not_cancelable":
+        raise TaskNotCancelableError(message=message)
+    raise UnsupportedOperationError(message=message)
 
 
 def _error_message(error: dict[str, Any]) -> Message:
@@ -318,27 +351,39 @@ class SkillCall:
         """A progress status (`TASK_STATE_WORKING`), with an optional text."""
         await self.updater.start_work(_text_message(text) if text else None)
 
+    async def _publish(self, data: Any, *, name: str, artifact_id: str) -> None:
+        """Publish `data` as the single Data Part of Artifact `artifact_id` named `name`.
+        When a2a-sdk cannot carry it (nested deeper than protobuf's parser takes, a cycle,
+        an object that is not JSON), the library says why: the Task fails with the
+        draft's error object (`resource_limit_exceeded`, `output_invalid`) and
+        `InterfaceError` is raised, as for any refused publication."""
+        try:
+            part = new_data_part(data)
+            await self.updater.add_artifact([part], artifact_id=artifact_id, name=name, last_chunk=True)
+        except InterfaceError:
+            raise
+        except Exception:
+            if self._queue.finished:
+                raise
+            verdict = self._queue._guard.refuse_data(data)
+            if verdict[0] == "fail":
+                await self._queue._apply(verdict)
+                self._raise_if_failed()
+            raise
+        self._raise_if_failed()
+
     async def publish_record(self, kind: str, record: Any, *, artifact_id: str | None = None) -> str:
         """Publish one complete supporting record of `kind` now (checked, then released
         at once). Returns its artifactId, which the result may reference."""
         artifact_id = artifact_id or str(uuid.uuid4())
-        await self.updater.add_artifact(
-            [new_data_part(record)], artifact_id=artifact_id, name=kind, last_chunk=True
-        )
-        self._raise_if_failed()
+        await self._publish(record, name=kind, artifact_id=artifact_id)
         return artifact_id
 
     async def complete(self, result: Any, *, artifact_id: str | None = None) -> None:
         """Publish the primary result `{"skill", "result": result}` and complete the Task
         (both only if everything the Task holds is valid)."""
         name, data = self._queue.result_artifact(result)
-        await self.updater.add_artifact(
-            [new_data_part(data)],
-            artifact_id=artifact_id or str(uuid.uuid4()),
-            name=name,
-            last_chunk=True,
-        )
-        self._raise_if_failed()
+        await self._publish(data, name=name, artifact_id=artifact_id or str(uuid.uuid4()))
         await self.updater.complete()
         self._raise_if_failed()
 
@@ -403,7 +448,8 @@ class SchemaEnforcingExecutor(AgentExecutor):
         builder that refuses through the binding what must not create or touch a Task."""
         if task_store is None:
             task_store = InMemoryTaskStore()
-        return DefaultRequestHandler(
+        return _EnforcingRequestHandler(
+            self,
             agent_executor=self,
             task_store=task_store,
             agent_card=agent_card,
@@ -412,6 +458,13 @@ class SchemaEnforcingExecutor(AgentExecutor):
         )
 
     # -- routing ------------------------------------------------------------------------
+
+    def check_operation(self, task: Task | None, method: OperationMethod) -> None:
+        """Raise A2A's error when the skill of `task` (a governed Task) does not allow the
+        operation `method` on it (`Bundle.check_operation`)."""
+        existing = self._task_of(task)
+        if existing is not None:
+            _refuse_operation(self.bundle.check_operation(existing[0], method))
 
     def _task_of(self, task: Task | None) -> tuple[str | None, bool] | None:
         """`(skill_id or None, interrupted)` of an existing Task, for the router."""
@@ -568,6 +621,8 @@ class SchemaEnforcingExecutor(AgentExecutor):
                 await self.inner.cancel(context, event_queue)
                 return
             queue = _GuardedQueue(event_queue, kept.guard, task_id, context.context_id, kept.artifacts)
+        # The request handler refused it already; this guards a handler built without it.
+        _refuse_operation(self.bundle.check_operation(queue._guard.skill_id, "CancelTask"))
         if queue.finished:
             return
         try:
@@ -608,7 +663,56 @@ class _RoutingContextBuilder(SimpleRequestContextBuilder):
                 raise ExtensionSupportRequiredError(message=f"activate the extension {EXTENSION_URI}")
             if kind == "binding":
                 raise InvalidParamsError(message=payload.message, data={"code": payload.code})
+            operation = context.state.get(_OPERATION) if context is not None else None
+            if operation is not None and kind in ("invoke", "follow_up"):
+                method, return_immediately, push_config = operation
+                existing = self._executor._task_of(stored) if kind == "follow_up" else None
+                skill = payload.skill_id if kind == "invoke" else (existing[0] if existing else None)
+                _refuse_operation(self._executor.bundle.check_operation(
+                    skill, method, return_immediately=return_immediately, push_config=push_config))
         return await super().build(context, params, task_id, context_id, task)
+
+
+class _EnforcingRequestHandler(DefaultRequestHandler):
+    """a2a-sdk's request handler, telling the rules which operation each request is:
+    a send's method and configuration go to the request-context builder (through
+    `ServerCallContext.state`), and CancelTask, SubscribeToTask and
+    CreateTaskPushNotificationConfig on a governed Task are refused, before the SDK
+    acts, when the skill's interaction declaration does not allow them."""
+
+    def __init__(self, executor: SchemaEnforcingExecutor, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._executor = executor
+        self._store = kwargs["task_store"]
+
+    async def _check(self, task_id: str, method: OperationMethod, context: Any) -> None:
+        task = await self._store.get(task_id, context) if task_id else None
+        self._executor.check_operation(task, method)
+
+    async def on_message_send(self, params: Any, context: Any) -> Any:
+        configuration = params.configuration
+        context.state[_OPERATION] = ("SendMessage", configuration.return_immediately,
+                                     configuration.HasField("task_push_notification_config"))
+        return await super().on_message_send(params, context)
+
+    async def on_message_send_stream(self, params: Any, context: Any) -> Any:
+        context.state[_OPERATION] = ("SendStreamingMessage", False,
+                                     params.configuration.HasField("task_push_notification_config"))
+        async for event in super().on_message_send_stream(params, context):
+            yield event
+
+    async def on_cancel_task(self, params: Any, context: Any) -> Any:
+        await self._check(params.id, "CancelTask", context)
+        return await super().on_cancel_task(params, context)
+
+    async def on_subscribe_to_task(self, params: Any, context: Any) -> Any:
+        await self._check(params.id, "SubscribeToTask", context)
+        async for event in super().on_subscribe_to_task(params, context):
+            yield event
+
+    async def on_create_task_push_notification_config(self, params: Any, context: Any) -> Any:
+        await self._check(params.task_id, "CreateTaskPushNotificationConfig", context)
+        return await super().on_create_task_push_notification_config(params, context)
 
 
 class ExtensionEchoMiddleware:

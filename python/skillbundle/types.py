@@ -38,6 +38,8 @@ __all__ = [
     "InlineSchema",
     "Interaction",
     "JsonValue",
+    "OperationMethod",
+    "OperationRefusal",
     "Record",
     "ResultObject",
     "Route",
@@ -247,3 +249,11 @@ Route = Union[
     tuple[Literal["follow_up", "base", "extension_required", "not_activated"], None],
     tuple[Literal["binding", "reject"], InterfaceError],
 ]
+#: The A2A 1.0 operations a skill's `interaction` declaration governs
+#: (`Bundle.check_operation`).
+OperationMethod = Literal[
+    "SendMessage", "SendStreamingMessage", "SubscribeToTask", "CreateTaskPushNotificationConfig", "CancelTask"
+]
+#: Why `Bundle.check_operation` refuses: A2A's `TaskNotCancelableError` or
+#: `UnsupportedOperationError`, and the message to send with it.
+OperationRefusal = tuple[Literal["task_not_cancelable", "unsupported_operation"], str]

@@ -9,7 +9,8 @@
 //! - `Bundle.route_message(...)`: `("describe", skill_id)`, `("invoke", Invocation)`,
 //!   `("follow_up", None)`, `("base", None)`, `("extension_required", None)`,
 //!   `("not_activated", None)`, `("binding", InterfaceError)` (refuse through the binding,
-//!   touch no Task) or `("reject", InterfaceError)` (a new Task ends in the error's state);
+//!   touch no Task: also a Part nested too deep for a2a-sdk to hold, `resource_limit_exceeded`)
+//!   or `("reject", InterfaceError)` (a new Task ends in the error's state);
 //! - `TaskGuard.artifact/status/message/returned`: `("hold", None)`,
 //!   `("release", [artifact_id, ...])` or `("fail", InterfaceError)` (the Task fails with
 //!   the error's state and object).
@@ -106,6 +107,8 @@ pub fn part_json(
         return Ok(Ok(None));
     }
     if let Ok(bytes) = part.cast::<PyBytes>() {
+        // A protobuf Value: what a2a-sdk can carry ([`super::proto::CARRIED_DEPTH`]).
+        let max_depth = max_depth.min(super::proto::CARRIED_DEPTH);
         return match super::proto::decode(bytes.as_bytes(), max_depth) {
             Ok(v) => Ok(Ok(Some(v))),
             Err(Ok(refused)) => Ok(Err(refused)),
@@ -162,6 +165,12 @@ pub fn route(
 ) -> PyResult<Routed> {
     let values = match parts {
         Ok(v) => v,
+        // Nested too deep for the SDK to hold: refused through the binding, before a Task
+        // (whose history would hold the Message) is created — as the body guard refuses a
+        // body beyond its depth limit.
+        Err(refused) if matches!(refused.why, value::Refusal::TooDeep(_)) => {
+            return Ok(Routed::Refused("binding", refused_request(refused)))
+        }
         Err(refused) => return Ok(Routed::Refused("reject", refused_request(refused))),
     };
     let parts: Vec<Part<'_>> = values

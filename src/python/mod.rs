@@ -20,7 +20,10 @@ pub mod proto;
 pub mod value;
 
 use crate::agent::body::BodyLimits;
-use crate::agent::task::{Limits, State, TaskGuard, RESULT_OBJECT_RESULT, RESULT_OBJECT_SKILL};
+use crate::agent::interaction::Operation;
+use crate::agent::task::{
+    Limits, State, TaskGuard, Verdict, RESULT_OBJECT_RESULT, RESULT_OBJECT_SKILL,
+};
 use crate::agent::Admitted;
 use crate::agent::Bundle;
 use crate::card::a2a::{self, EXTENSION_URI};
@@ -720,6 +723,35 @@ impl PyBundle {
         })
     }
 
+    /// Whether a Task of `skill_id` may take the A2A 1.0 operation `method`
+    /// (`SendMessage`, `SendStreamingMessage`, `SubscribeToTask`,
+    /// `CreateTaskPushNotificationConfig`, `CancelTask`; the send's configuration flags
+    /// beside it), by the skill's `interaction` declaration
+    /// (`crate::agent::interaction`): `None` when it may, else `(kind, message)` with
+    /// kind `task_not_cancelable` or `unsupported_operation`, the A2A error to raise.
+    /// `skill_id` `None` (a base Task) or not a bundle skill: always allowed. Another
+    /// method is a `ValueError`.
+    #[pyo3(signature = (skill_id, method, *, return_immediately = false, push_config = false))]
+    fn check_operation(
+        &self,
+        skill_id: Option<&str>,
+        method: &str,
+        return_immediately: bool,
+        push_config: bool,
+    ) -> PyResult<Option<(&'static str, String)>> {
+        let operation = Operation::from_method(method, return_immediately, push_config)
+            .ok_or_else(|| {
+                PyValueError::new_err(
+                    "the method is not an A2A 1.0 operation a skill's interaction declaration governs",
+                )
+            })?;
+        Ok(self
+            .bundle
+            .check_operation(skill_id, operation)
+            .err()
+            .map(|r| (r.kind.as_str(), r.message)))
+    }
+
     /// The `InterfaceError` (not raised) for a domain refusal: `constraint_rejected`,
     /// `authorization_failed` (`TASK_STATE_REJECTED`) or `resource_limit_exceeded`
     /// (`TASK_STATE_FAILED`). Any other code is a `ValueError`.
@@ -830,6 +862,25 @@ impl PyTaskGuard {
         let guard = &mut self.guard;
         let v = py.detach(|| guard.status_with_message(bundle, state, &values));
         enforce::verdict(py, v)
+    }
+
+    /// A value the domain code handed to a publishing helper that a2a-sdk could not turn
+    /// into a Data Part: `("fail", InterfaceError)` with the library's reason — nested
+    /// deeper than a Data Part can carry (`resource_limit_exceeded`), or not I-JSON
+    /// (`output_invalid`) — and nothing more of the Task is published; `("hold", None)`
+    /// when the library finds nothing wrong with it (the SDK's error is then the caller's).
+    fn refuse_data<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        match value::to_json(data, proto::CARRIED_DEPTH) {
+            Ok(_) => enforce::verdict(py, Verdict::Hold),
+            Err(refused) => {
+                self.guard.abort();
+                enforce::verdict(py, enforce::refused_output(refused))
+            }
+        }
     }
 
     /// The executor answered with a bare Message.

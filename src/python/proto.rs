@@ -18,6 +18,16 @@ use super::value::{Refusal, Refused};
 use crate::wire::pointer;
 use serde_json::{Map, Number, Value};
 
+/// The deepest nesting of a Data Part's value that a2a-sdk can carry: protobuf's parsers
+/// (upb's decoder, and `json_format`) refuse a message nested more than 100 levels, and
+/// a2a-sdk copies its messages through them (a `Part`, an `Artifact`, a `Task` built from
+/// others is parsed from their bytes). A Data Part's `Value` sits in a `Part` inside a
+/// `Task`'s Artifact or history Message (three levels), and each level of a JSON object
+/// takes three (`Value`, `Struct`, the map entry): a value nested deeper than 32 levels
+/// makes the SDK raise wherever it copies it, so the executor refuses it first, with
+/// `resource_limit_exceeded`, before the SDK or the domain code holds it.
+pub const CARRIED_DEPTH: usize = 32;
+
 /// Why the bytes are not a `Value` at all (a defect of the caller, not of the data).
 const MALFORMED: &str = "not the wire form of a google.protobuf.Value";
 

@@ -32,7 +32,12 @@ from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskUpdater
-from a2a.utils.errors import ExtensionSupportRequiredError, InvalidParamsError
+from a2a.utils.errors import (
+    ExtensionSupportRequiredError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    UnsupportedOperationError,
+)
 from a2a.types import (
     Artifact,
     CancelTaskRequest,
@@ -43,6 +48,7 @@ from a2a.types import (
     SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
+    TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
 )
@@ -155,12 +161,39 @@ class Careless(AgentExecutor):
                 new_data_part({"error": {"code": "output_invalid", "message": "no"}}), new_text_part("sorry")]))
         elif how == "slow":
             await asyncio.sleep(30)
+        elif how == "deep-mutated":
+            # Built in place (no constructor copies it), nested deeper than a Data Part carries.
+            event = TaskArtifactUpdateEvent(task_id=context.task_id, context_id=context.context_id, last_chunk=True)
+            event.artifact.artifact_id, event.artifact.name = "r", SKILL
+            value = event.artifact.parts.add().data
+            for _ in range(40):
+                value = value.struct_value.fields["d"]
+            value.string_value = SECRET
+            await queue.enqueue_event(event)
+            await up.complete()
 
     async def cancel(self, context: RequestContext, queue: Any) -> None:
         """A careless cancel: it "completes" the Task with an invalid result."""
         up = TaskUpdater(queue, context.task_id, context.context_id)
         await up.add_artifact([new_data_part(result("maybe"))], name=SKILL)
         await up.complete()
+
+
+def nest(levels: int) -> Any:
+    value: Any = SECRET
+    for _ in range(levels):
+        value = {"d": value}
+    return value
+
+
+def cycle() -> Any:
+    looped: dict[str, Any] = {"result": "condition_met"}
+    looped["self"] = looped
+    return looped
+
+
+#: Results the domain code hands to `call.complete` that no Data Part can carry.
+DEEP = {"deep-40": lambda: nest(40), "deep-1000": lambda: nest(1000), "cycle": cycle}
 
 
 class Domain:
@@ -183,6 +216,9 @@ class Domain:
             return
         elif how == "authorization":
             await call.refuse("authorization_failed", "this caller may not read that resource")
+            return
+        elif how in DEEP:
+            await call.complete(DEEP[how]())
             return
         elif how == "invalid-record":
             try:
@@ -540,3 +576,228 @@ async def test_the_domain_api_follow_up(strict_caller: Caller, example_request: 
     assert strict_caller.server.inner.follow_ups[-1] == {"credential_ref": "vault:x"}
 
 
+
+
+# -- interaction declarations -------------------------------------------------------------
+#
+# manage_interface_config declares `supported_response_modes: [sync, push]` and
+# `cancellable: false`; trace_network_path `[sync, stream, poll]`, cancellable;
+# evaluate_resource_condition `[sync, stream]`, cancellable. What a declaration does not
+# allow is refused through the binding with A2A's error, and `inner` never sees it.
+
+CONFIG = "manage_interface_config"
+CONFIG_READ = {"operation": "read", "device": "core-2", "interface": "xe-0/0/3"}
+
+
+RESULTS = {
+    CONFIG: {"operation": "read", "applied": False, "config": {"admin_state": "up", "oper_state": "up"}},
+    "trace_network_path": {"reached": True, "hops": [], "supporting_record_refs": []},
+}
+
+
+class Interactive:
+    """Domain code for every example skill through the domain API: it answers each valid
+    request validly (after `delay` seconds when asked), and counts what reached it."""
+
+    def __init__(self) -> None:
+        self.invoked: list[str] = []
+        self.canceled: list[str] = []
+
+    async def invoke(self, call: SkillCall) -> None:
+        self.invoked.append(call.skill_id)
+        if call.follow_up is None and call.arguments.get("interface") == "ask":
+            await call.require_input("which change ticket?")
+            return
+        arguments = call.arguments
+        if "slow" in (arguments.get("device"), arguments.get("destination", {}).get("device")):
+            await asyncio.sleep(1.0)
+        await call.complete(RESULTS[call.skill_id])
+
+    async def cancel(self, context: RequestContext, queue: Any) -> None:
+        self.canceled.append(context.task_id)
+        await TaskUpdater(queue, context.task_id, context.context_id).cancel()
+
+
+@pytest.fixture(scope="module")
+def interactive(bundle: Bundle) -> Iterator[Server]:
+    yield from serve(bundle, Interactive())
+
+
+def skill_request(bundle: Bundle, skill: str, arguments: dict) -> dict:
+    document = bundle.describe_skill(skill)["result"]
+    return {"skill": skill, "skill_version": document["interface"]["skill_version"],
+            "interface_digest": document["interface_digest"], "arguments": arguments}
+
+
+def config_request(bundle: Bundle, **arguments: Any) -> dict:
+    return skill_request(bundle, CONFIG, {**CONFIG_READ, **arguments})
+
+
+async def client_for(server: Server, http: httpx.AsyncClient, binding: str, streaming: bool) -> Any:
+    card = await A2ACardResolver(http, server.url).get_agent_card()
+    return await create_client(card, ClientConfig(httpx_client=http, streaming=streaming,
+                                                  supported_protocol_bindings=[binding]))
+
+
+def activated_message(data: Any, task_id: str = "") -> Message:
+    message = Message(role=Role.ROLE_USER, message_id=f"m-{time.monotonic_ns()}",
+                      parts=[new_data_part(data)], task_id=task_id)
+    message.extensions.append(EXTENSION_URI)
+    return message
+
+
+BINDINGS = ["JSONRPC", "HTTP+JSON"]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_stream_of_a_skill_without_stream_is_refused_before_inner(interactive: Server, binding: str) -> None:
+    inner = interactive.inner
+    async with httpx.AsyncClient(timeout=30) as http:
+        streaming = await client_for(interactive, http, binding, True)
+        before = list(inner.invoked)
+        with pytest.raises(UnsupportedOperationError) as refused:
+            async for _ in streaming.send_message(SendMessageRequest(message=activated_message(
+                    config_request(interactive.bundle))), context=ACTIVATE):
+                pass
+        assert "does not support this SendStreamingMessage request" in str(refused.value)
+        assert "core-2" not in str(refused.value)
+        assert inner.invoked == before
+        # The same request, blocking (sync is declared), is served.
+        blocking = await client_for(interactive, http, binding, False)
+        [answer] = [r async for r in blocking.send_message(SendMessageRequest(message=activated_message(
+            config_request(interactive.bundle))), context=ACTIVATE)]
+        assert answer.task.status.state == TaskState.TASK_STATE_COMPLETED, answer.task.status
+        assert inner.invoked == [*before, CONFIG]
+        # A skill that declares stream streams.
+        out = [r async for r in streaming.send_message(SendMessageRequest(message=activated_message(
+            skill_request(interactive.bundle, "trace_network_path", {
+                "source": {"address": "192.0.2.10"}, "destination": {"device": "edge-router-7"},
+                "protocol": "udp"}))), context=ACTIVATE)]
+        assert out, "the stream was empty"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_task_of_a_skill_that_is_not_cancellable_is_not_canceled(interactive: Server, binding: str) -> None:
+    inner = interactive.inner
+    async with httpx.AsyncClient(timeout=30) as http:
+        client = await client_for(interactive, http, binding, False)
+        # Returning at once: allowed, the skill declares push.
+        request = SendMessageRequest(message=activated_message(config_request(interactive.bundle, device="slow")))
+        request.configuration.return_immediately = True
+        [started] = [r async for r in client.send_message(request, context=ACTIVATE)]
+        task_id = started.task.id
+        with pytest.raises(TaskNotCancelableError) as refused:
+            await client.cancel_task(CancelTaskRequest(id=task_id))
+        assert "cannot be canceled" in str(refused.value)
+        assert task_id not in inner.canceled
+        # A subscription is a stream: the skill has none.
+        streaming = await client_for(interactive, http, binding, True)
+        with pytest.raises(UnsupportedOperationError):
+            async for _ in streaming.subscribe(SubscribeToTaskRequest(id=task_id)):
+                pass
+        deadline = time.monotonic() + 10
+        while (task := await client.get_task(GetTaskRequest(id=task_id))).status.state != TaskState.TASK_STATE_COMPLETED:
+            assert time.monotonic() < deadline, task.status
+            await asyncio.sleep(0.1)
+        # A cancellable skill's Task is canceled through inner.
+        request = SendMessageRequest(message=activated_message(skill_request(interactive.bundle, "trace_network_path", {
+            "source": {"address": "192.0.2.10"}, "destination": {"device": "slow"}, "protocol": "udp"})))
+        request.configuration.return_immediately = True
+        [started] = [r async for r in client.send_message(request, context=ACTIVATE)]
+        canceled = await client.cancel_task(CancelTaskRequest(id=started.task.id))
+        assert canceled.status.state == TaskState.TASK_STATE_CANCELED, canceled.status
+
+
+async def test_a_push_config_or_a_return_at_once_the_skill_cannot_serve_is_refused(interactive: Server, example_request: dict) -> None:
+    inner = interactive.inner
+    async with httpx.AsyncClient(timeout=30) as http:
+        for binding in BINDINGS:
+            client = await client_for(interactive, http, binding, False)
+            before = list(inner.invoked)
+            # evaluate_resource_condition declares no push.
+            request = SendMessageRequest(message=activated_message(invoke(example_request, "valid")))
+            request.configuration.task_push_notification_config.url = "https://caller.example/hook"
+            with pytest.raises(UnsupportedOperationError) as refused:
+                [r async for r in client.send_message(request, context=ACTIVATE)]
+            assert "the response mode push" in str(refused.value)
+            assert inner.invoked == before
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_follow_up_is_judged_by_its_own_operation(interactive: Server, streaming: bool) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        blocking = await client_for(interactive, http, "JSONRPC", False)
+        [asked] = [r async for r in blocking.send_message(SendMessageRequest(message=activated_message(
+            config_request(interactive.bundle, interface="ask"))), context=ACTIVATE)]
+        assert asked.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED, asked.task.status
+        reply = activated_message({"change_ticket": "CHG0012345"}, task_id=asked.task.id)
+        client = await client_for(interactive, http, "JSONRPC", streaming)
+        if streaming:
+            with pytest.raises(UnsupportedOperationError):
+                [r async for r in client.send_message(SendMessageRequest(message=reply), context=ACTIVATE)]
+            task = await blocking.get_task(GetTaskRequest(id=asked.task.id))
+            assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        else:
+            [done] = [r async for r in client.send_message(SendMessageRequest(message=reply), context=ACTIVATE)]
+            assert done.task.status.state == TaskState.TASK_STATE_COMPLETED, done.task.status
+
+
+# -- values nested deeper than a Data Part carries ----------------------------------------
+#
+# a2a-sdk copies its messages through protobuf's parser, which refuses nesting beyond 100
+# message levels: a Data Part value nested more than 32 levels (skillbundle._native's
+# limit, the library's proto::CARRIED_DEPTH) is refused before the SDK or the domain code
+# holds it, with the draft's resource_limit_exceeded, never a fixed internal failure.
+
+
+async def test_the_deepest_request_a_data_part_carries_is_checked_as_any_other(caller: Caller, example_request: dict) -> None:
+    out = await caller.send(invoke(example_request, nest(30)))  # the Data Part: 32 levels
+    assert out.task.status.state == TaskState.TASK_STATE_REJECTED, out.task.status
+    assert error_of(out.task)["code"] == "input_invalid"
+
+
+async def post_raw(server: Server, http: httpx.AsyncClient, data: Any, *, rest: bool, stream: bool) -> tuple[int, str]:
+    """A hostile caller's request, written as JSON by hand (a2a-sdk's client cannot build
+    a Message nested this deep): the HTTP status and the body."""
+    message = {"messageId": "deep-1", "role": "ROLE_USER", "parts": [{"data": data}], "extensions": [EXTENSION_URI]}
+    headers = {HTTP_EXTENSION_HEADER: EXTENSION_URI, "A2A-Version": "1.0"}
+    if rest:
+        url = server.url + ("/message:stream" if stream else "/message:send")
+        response = await http.post(url, json={"message": message}, headers=headers)
+    else:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage" if stream else "SendMessage",
+                "params": {"message": message}}
+        response = await http.post(server.url + "/", json=body, headers=headers)
+    return response.status_code, response.text
+
+
+@pytest.mark.parametrize("levels", [31, 40])
+@pytest.mark.parametrize("rest", [False, True], ids=["jsonrpc", "http+json"])
+@pytest.mark.parametrize("stream", [False, True], ids=["blocking", "streaming"])
+async def test_arguments_nested_too_deep_are_refused_through_the_binding(
+        careless: Server, example_request: dict, levels: int, rest: bool, stream: bool) -> None:
+    calls = len(careless.inner.calls)
+    async with httpx.AsyncClient(timeout=30) as http:
+        status, text = await post_raw(careless, http, invoke(example_request, nest(levels)), rest=rest, stream=stream)
+    assert "nested more than 32 levels deep" in text, text
+    assert "resource_limit_exceeded" in text, text
+    assert "-32602" in text if not rest else status == 400, (status, text)
+    assert SECRET not in text
+    assert len(careless.inner.calls) == calls
+
+
+async def test_an_event_nested_too_deep_fails_the_task(caller: Caller, example_request: dict) -> None:
+    out = await caller.send(invoke(example_request, "deep-mutated"))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED, out.task.status
+    assert error_of(out.task)["code"] == "resource_limit_exceeded"
+    assert not any(a.name == SKILL for a in out.seen)
+    assert SECRET not in str(out.events)
+
+
+@pytest.mark.parametrize("how", sorted(DEEP))
+async def test_a_result_no_data_part_carries_fails_the_task_with_the_drafts_error(
+        strict_caller: Caller, example_request: dict, how: str) -> None:
+    out = await strict_caller.send(invoke(example_request, how))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED, out.task.status
+    assert error_of(out.task)["code"] == "resource_limit_exceeded", out.task.status
+    assert not any(a.name == SKILL for a in out.seen)
