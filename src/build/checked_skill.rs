@@ -1,5 +1,5 @@
 //! A skill as its own checks leave it: what the pipeline produces, and what the release
-//! rules ([`crate::release::evolution`]) read through a [`Candidate`] view. The types live
+//! rules ([`crate::release::rules`]) read through a [`Candidate`] view. The types live
 //! apart from the pipeline so that the steps that make and read them need no more than
 //! these; the release side never sees them (the build uses the release rules, not the
 //! other way round).

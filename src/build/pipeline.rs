@@ -20,8 +20,8 @@ use crate::interface::packaged_schema::InterfaceSchema;
 use crate::interface::Role;
 use crate::interface::{Document, SchemaReference, DESCRIBE_SKILL};
 use crate::release::candidate::Candidate;
-use crate::release::evolution;
 use crate::release::ledger::Ledger;
+use crate::release::{diff, lock_update, rules};
 use crate::schema::dialect::DEFAULT_DIALECT;
 use crate::schema::{lint, validator};
 use crate::wire::digest::Digest;
@@ -42,7 +42,7 @@ pub struct Checked {
     pub unassembled: Vec<Option<String>>,
     /// What the release rules read, for `build` to record (`None` when they did not run
     /// or could not read the lock).
-    pub release: Option<evolution::Release>,
+    pub release: Option<lock_update::Release>,
     /// Every finding, sorted.
     pub findings: Vec<Finding>,
 }
@@ -56,7 +56,7 @@ impl Checked {
 
 /// Run every check on the workspace at `root`. Never writes anything.
 pub fn check(root: &Path) -> Checked {
-    check_with(root, &Progress::default(), &evolution::Options::default())
+    check_with(root, &Progress::default(), &rules::Options::default())
 }
 
 /// Observes a run: called with (skills done, total skills) as each skill finishes its
@@ -89,7 +89,7 @@ impl std::fmt::Debug for Progress {
 
 /// [`check`], reporting progress, with options for the release-ledger rules
 /// (`--previous`).
-pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options) -> Checked {
+pub fn check_with(root: &Path, progress: &Progress, options: &rules::Options) -> Checked {
     // The lock is read before the skills, so that each schema it records is held once:
     // a checked skill takes the lock's bytes for a schema the lock records with the same
     // digest (measured at 10,000 skills with large schemas: 511 MB of heap peak when the
@@ -97,14 +97,14 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
     let lock = Ledger::load(root);
     let mut checked = check_skills(root, progress, lock.as_ref().ok().map(|l| &l.ledger));
     if checked.workspace.is_some() {
-        // Release ledger (skillbundle.lock, --previous): see crate::release::evolution.
+        // Release ledger (skillbundle.lock, --previous): see crate::release::rules.
         let previous = match (&lock, &options.previous) {
             (Ok(_), Some(path)) => Some((path.as_path(), previous_bundle::read_bundle(path))),
             _ => None,
         };
         let candidates: Vec<Candidate<'_>> =
             checked.skills.iter().map(CheckedSkill::candidate).collect();
-        let (findings, release) = evolution::check(lock, previous, &candidates);
+        let (findings, release) = rules::check(lock, previous, &candidates);
         checked.findings.extend(findings);
         checked.release = release;
         // Judged once everything else passes: a skill that failed may have failed for
@@ -121,7 +121,7 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
                 .map(|s| s.interface.skill_id.as_str())
                 .chain(checked.unassembled.iter().flatten().map(String::as_str))
                 .collect();
-            let removed = evolution::removed_skills(
+            let removed = rules::removed_skills(
                 release,
                 &present,
                 &ws.manifest.removed_skills,
@@ -138,21 +138,21 @@ pub fn check_with(root: &Path, progress: &Progress, options: &evolution::Options
 /// What a workspace or bundle publishes, for `diff`: a directory is checked as a
 /// workspace as it is (without the release rules, which `diff` reports itself), a file
 /// is read as a bundle. A workspace with failing skills is compared as far as it can be
-/// (see [`evolution::Snapshot`]); only a workspace that cannot be opened, or a bundle
+/// (see [`diff::Snapshot`]); only a workspace that cannot be opened, or a bundle
 /// that cannot be read, is an error.
-pub fn snapshot(path: &Path) -> Result<evolution::Snapshot, Vec<Finding>> {
+pub fn snapshot(path: &Path) -> Result<diff::Snapshot, Vec<Finding>> {
     if !path.is_dir() {
-        return previous_bundle::read_bundle(path).map(|ledger| evolution::Snapshot {
+        return previous_bundle::read_bundle(path).map(|ledger| diff::Snapshot {
             ledger,
-            ..evolution::Snapshot::default()
+            ..diff::Snapshot::default()
         });
     }
     let checked = check_skills(path, &Progress::default(), None);
     if checked.workspace.is_none() {
         return Err(checked.findings);
     }
-    Ok(evolution::Snapshot {
-        ledger: evolution::workspace_ledger(checked.skills.iter().map(|s| &s.interface)),
+    Ok(diff::Snapshot {
+        ledger: rules::workspace_ledger(checked.skills.iter().map(|s| &s.interface)),
         findings: checked
             .findings
             .into_iter()
@@ -566,7 +566,7 @@ pub struct Built {
     pub bundle: Option<PathBuf>,
     /// The lock update computed after the checks passed (written when `changed`, unless
     /// `--locked`).
-    pub lock: Option<evolution::LockUpdate>,
+    pub lock: Option<lock_update::LockUpdate>,
 }
 
 /// What `build` does besides checking and writing.
@@ -577,7 +577,7 @@ pub struct BuildOptions {
     /// Observes the per-skill checks.
     pub progress: Progress,
     /// The release-ledger options (`--locked`, `--previous`).
-    pub evolution: evolution::Options,
+    pub evolution: rules::Options,
     /// What an existing bundle at the destination may be replaced by.
     pub destination: bundle::destination::Permission,
 }
@@ -659,7 +659,7 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
         .release
         .take()
         .expect("the release rules ran: every check passed");
-    let lock = match evolution::lock_update(release) {
+    let lock = match lock_update::lock_update(release) {
         Ok(u) => u,
         Err(f) => {
             checked.findings.extend(f);
@@ -671,7 +671,7 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
         }
     };
     if options.evolution.locked && lock.changed {
-        checked.findings.push(evolution::outdated(&lock));
+        checked.findings.push(lock_update::outdated(&lock));
         return Built {
             checked,
             bundle: None,

@@ -1,8 +1,8 @@
 //! A previously published bundle as the release rules' baseline (`check --previous`,
 //! `build --previous`, and a bundle side of `diff`).
 //!
-//! The draft's evolution rules compare what is published now with what was published
-//! before ("Versioning and Evolution": a published schema version and digest are
+//! The draft's evolution rules ([`crate::release::rules`]) compare what is published now with what was published
+//! before ("Schema Evolution and Compatibility": a published schema version and digest are
 //! immutable). The rules take a ledger ([`crate::release::ledger::Ledger`]); reading one
 //! out of a bundle means opening the bundle as an agent does ([`crate::agent::Bundle`]),
 //! which is the build's business, not the rules': this module is where the two meet.

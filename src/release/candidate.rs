@@ -5,8 +5,8 @@
 //! types. A candidate is a borrowed view of exactly what the rules read: the skill's
 //! Skill Interface Document (its `skill_id`, `skill_version` and Schema References,
 //! draft "Skill Interface Document"), each schema's manifest field and source file (for
-//! the finding's location), and the manifest that sets the versions (draft, "Versioning
-//! and Evolution": the version a publisher must step).
+//! the finding's location), and the manifest that sets the versions (draft, "Schema
+//! Evolution and Compatibility": the version a publisher must step).
 
 use crate::fs::source_file::SourceFile;
 use crate::interface::{Document, SchemaReference};

@@ -6,7 +6,7 @@
 //! schema itself) and every skill version (skill_id, skill_version, interface_digest, the
 //! Schema References it used, its interaction and authority) that `build` has produced.
 //! The ledger — not a git branch — is the baseline the release rules compare against
-//! (see [`crate::release::evolution`]); it holds the schemas themselves so that a later version can
+//! (see [`crate::release::rules`]); it holds the schemas themselves so that a later version can
 //! be diffed structurally against the one it replaces.
 //!
 //! The file is deterministic, pretty-printed JSON with sorted members and entries sorted

@@ -399,8 +399,8 @@ pub fn sarif(findings: &[Finding]) -> Value {
 }
 
 /// `skillbundle diff` for people: per skill, its changes and the version steps they need.
-pub fn diff_lines(d: &skillbundle::release::evolution::Diff) -> Vec<String> {
-    use skillbundle::release::evolution::{suggest, Step};
+pub fn diff_lines(d: &skillbundle::release::diff::Diff) -> Vec<String> {
+    use skillbundle::release::step::{suggest, Step};
     let step_taken = |a: Option<Step>| match a {
         Some(Step::None) => "kept its version".to_string(),
         Some(s) => format!("took a {s} step"),

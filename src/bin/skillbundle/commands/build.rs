@@ -9,7 +9,7 @@ use skillbundle::bundle;
 use skillbundle::crypto::keys::SigningKeyPair;
 use skillbundle::finding::Finding;
 use skillbundle::interface::binding::Binding;
-use skillbundle::release::evolution;
+use skillbundle::release::rules;
 use skillbundle::wire::version::Version;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,7 +85,7 @@ struct AddedSkill<'a> {
 }
 
 pub fn run(format: Format, args: Args) -> ExitCode {
-    let ledger = evolution::Options {
+    let ledger = rules::Options {
         previous: args.previous,
         locked: args.locked,
     };
@@ -112,7 +112,7 @@ fn build(
     out: Option<PathBuf>,
     sign_keys: Vec<SigningKeyPair>,
     expires: Option<std::time::Duration>,
-    ledger: evolution::Options,
+    ledger: rules::Options,
     destination: bundle::destination::Permission,
 ) -> ExitCode {
     let out = out.unwrap_or_else(|| workspace.join("dist"));

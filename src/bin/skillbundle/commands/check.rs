@@ -7,8 +7,8 @@ use skillbundle::build::pipeline;
 use skillbundle::bundle::destination::Permission;
 use skillbundle::finding::Finding;
 use skillbundle::interface::binding::Binding;
-use skillbundle::release::evolution;
 use skillbundle::release::ledger::LOCK_FILE;
+use skillbundle::release::rules;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -43,9 +43,9 @@ struct Report<'a> {
 }
 
 pub fn run(format: Format, args: Args) -> ExitCode {
-    let ledger = evolution::Options {
+    let ledger = rules::Options {
         previous: args.previous,
-        ..evolution::Options::default()
+        ..rules::Options::default()
     };
     let workspace =
         skillbundle::build::workspace::find_root(&args.workspace).unwrap_or(args.workspace);
@@ -60,7 +60,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
 fn check(
     format: Format,
     workspace: &Path,
-    ledger: &evolution::Options,
+    ledger: &rules::Options,
     out: &Path,
     destination: Permission,
 ) -> ExitCode {

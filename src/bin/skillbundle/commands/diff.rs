@@ -6,7 +6,7 @@ use crate::render::{self, Format};
 use serde::Serialize;
 use skillbundle::build::pipeline;
 use skillbundle::finding::Finding;
-use skillbundle::release::evolution::{self, SkillReport};
+use skillbundle::release::diff::{self as release_diff, SkillReport};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -42,7 +42,7 @@ pub fn run(format: Format, args: Args) -> ExitCode {
             return fail(format, &findings);
         }
     };
-    let d = evolution::diff(&a, &b);
+    let d = release_diff::diff(&a, &b);
     // What kept skills out of the comparison is reported, as warnings: the comparison ran.
     let mut findings = a.findings;
     findings.extend(b.findings);
