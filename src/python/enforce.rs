@@ -23,7 +23,6 @@ use crate::agent::{Input, Member, Request, RequestHead, REQUEST_MEMBERS};
 use crate::interface::binding::Binding;
 use crate::interface::condition::{Condition, ErrorObject};
 use pyo3::exceptions::PyValueError;
-use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
@@ -248,7 +247,7 @@ pub fn domain_refusal(bundle: &Bundle, code: &str, message: &str) -> Option<Erro
 }
 
 /// The members of a skill request object held as a Python `dict` (exact, as
-/// [`value::check`] admits), read from the dict's own storage for [`Bundle::admit`].
+/// [`value::check`] admits), read by the walk that checks it for [`Bundle::admit`].
 pub struct RequestMembers<'py> {
     skill: Option<Bound<'py, PyAny>>,
     skill_version: Option<Bound<'py, PyAny>>,
@@ -258,25 +257,28 @@ pub struct RequestMembers<'py> {
 }
 
 impl<'py> RequestMembers<'py> {
-    pub fn read(dict: &Bound<'py, PyDict>) -> PyResult<Self> {
-        let py = dict.py();
-        let skill = dict.get_item(intern!(py, "skill"))?;
-        let skill_version = dict.get_item(intern!(py, "skill_version"))?;
-        let interface_digest = dict.get_item(intern!(py, "interface_digest"))?;
-        let arguments = dict.get_item(intern!(py, "arguments"))?;
-        let known = [&skill, &skill_version, &interface_digest, &arguments]
-            .iter()
-            .filter(|m| m.is_some())
-            .count();
-        debug_assert_eq!(REQUEST_MEMBERS.len(), 4);
-        Ok(RequestMembers {
+    /// Check a request under the I-JSON rules ([`value::check`]) and read its members in
+    /// the same walk; `None` when it is not a `dict`.
+    pub fn check(
+        request: &Bound<'py, PyAny>,
+        max_depth: usize,
+    ) -> Result<Option<Self>, value::Refused> {
+        // The order the destructuring below expects.
+        const NAMES: [&str; 4] = match REQUEST_MEMBERS {
+            [skill, version, digest, arguments] => [*skill, *version, *digest, *arguments],
+            _ => panic!("a skill request object has four members"),
+        };
+        let Some(members) = value::check_members(request, max_depth, &NAMES)? else {
+            return Ok(None);
+        };
+        let [skill, skill_version, interface_digest, arguments] = members.values;
+        Ok(Some(RequestMembers {
             skill,
             skill_version,
             interface_digest,
             arguments,
-            // Keys are exact str (value::check): any member beyond the known ones is extra.
-            extra_member: dict.len() > known,
-        })
+            extra_member: members.others,
+        }))
     }
 
     /// The `skill` (a `str`) and `arguments` members of a request [`Bundle::admit`]
@@ -322,8 +324,13 @@ pub fn validate_arguments(
         Err(e) => return Ok(Err(e)),
     };
     let node = arguments.as_borrowed();
-    // The common case first: `is_valid` builds no errors.
-    if jsonschema::json::inspect(node, false, || validator.is_valid(node))? {
+    // The common case first, and bare: `is_valid` builds no errors, and the guard
+    // `inspect` puts around a run (it surfaces what the validator could not read: a type
+    // it does not know, a lone surrogate, an Enum member's value, a container changed by
+    // Python code the run called) has nothing to find in what value::check admitted —
+    // exact built-in types, UTF-8 text, numbers within I-JSON — read by a validator that
+    // calls no Python code. Only a refusal, whose errors are read, runs under it.
+    if validator.is_valid(node) {
         return Ok(Ok(()));
     }
     jsonschema::json::inspect(node, false, || input.verdict(validator.iter_errors(node)))

@@ -537,8 +537,8 @@ impl PyBundle {
     /// `Describe` or `Invoke`, or raises `InterfaceError`.
     ///
     /// The request is checked by the I-JSON rules without being copied
-    /// ([`value::check`]), admitted by [`Bundle::admit`] on the members read from the
-    /// dict's own storage, and its arguments validated where they are by the
+    /// ([`value::check`]), admitted by [`Bundle::admit`] on the members that walk read
+    /// from the dict's own storage, and its arguments validated where they are by the
     /// input_schema's validator for Python objects; the GIL stays held, since that
     /// validator reads the objects themselves.
     fn check_request<'py>(
@@ -549,16 +549,14 @@ impl PyBundle {
         let stage = Detected::BeforeAcceptance;
         // Like every input_invalid detail, the pointer of a value that is not I-JSON is
         // relative to `arguments` (enforce::refused_request).
-        value::check(data, MAX_DEPTH).map_err(|r| {
+        // The walk admits exact dicts only: no `__getitem__` of the caller's runs.
+        let members = enforce::RequestMembers::check(data, MAX_DEPTH).map_err(|r| {
             if r.why.is_type_error() {
                 refused_value(py, r, Condition::InputInvalid, stage, "the request")
             } else {
                 interface_error(py, &enforce::refused_request(r))
             }
         })?;
-        // The walk admitted exact dicts only, so no `__getitem__` of the caller's runs.
-        let dict = data.cast_exact::<PyDict>().ok();
-        let members = dict.map(enforce::RequestMembers::read).transpose()?;
         let head = members.as_ref().map(enforce::RequestMembers::head);
         let refuse = |e: ErrorObject| interface_error(py, &e);
         match self.bundle.admit(head.as_ref()).map_err(refuse)? {

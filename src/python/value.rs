@@ -89,13 +89,55 @@ pub fn to_json(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<Value, Refuse
 /// item access, UTF-8 view and number reads call no method of the caller's), so no
 /// container it reads can change under it.
 pub fn check(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<(), Refused> {
-    let mut walker = Walker {
-        py: obj.py(),
-        types: Types::get(),
-        admitted: [std::ptr::null_mut(); ADMITTED_SLOTS],
-    };
+    let mut walker = Walker::new(obj.py());
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
     unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }.map_err(refused)
+}
+
+/// The top-level members of a `dict` that [`check_members`] was asked for.
+pub struct Members<'py, const N: usize> {
+    /// The value of each member asked for, in the order of the names; `None` if absent.
+    pub values: [Option<Bound<'py, PyAny>>; N],
+    /// Whether the dict has a member not asked for.
+    pub others: bool,
+}
+
+/// [`check`], which also hands back the values of the top-level members named `names`
+/// when `obj` is a `dict` (`None` when it is anything else): the walk reads every member
+/// anyway, so the caller needs no lookup of its own (a request's members are read on the
+/// path of every request).
+pub fn check_members<'py, const N: usize>(
+    obj: &Bound<'py, PyAny>,
+    max_depth: usize,
+    names: &[&str; N],
+) -> Result<Option<Members<'py, N>>, Refused> {
+    let py = obj.py();
+    let mut walker = Walker::new(py);
+    if !obj.is_exact_instance_of::<PyDict>() {
+        // SAFETY: as in `check`.
+        return unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }
+            .map(|()| None)
+            .map_err(refused);
+    }
+    let mut found = [std::ptr::null_mut(); N];
+    let mut others = false;
+    // SAFETY: as in `check`; the pointers found are the dict's own values, held by it
+    // until they are made owned below, before any Python code can run.
+    unsafe {
+        walker
+            .dict(obj.as_ptr(), 0, max_depth, |key, name, value| {
+                let name = name.unwrap_or_else(|| text(key));
+                match names.iter().position(|n| *n == name) {
+                    Some(i) => found[i] = value,
+                    None => others = true,
+                }
+            })
+            .map_err(refused)?;
+        Ok(Some(Members {
+            values: found.map(|v| (!v.is_null()).then(|| Bound::from_borrowed_ptr(py, v))),
+            others,
+        }))
+    }
 }
 
 /// Slots of [`Walker::admitted`] (a power of two).
@@ -137,35 +179,34 @@ impl Types {
     }
 }
 
-/// Whether an exact `str` has a UTF-8 form (holds no lone surrogate). CPython makes the
-/// form once and keeps it with the object (for ASCII text it is the text itself).
+/// The UTF-8 form of an exact `str`, if it has one (holds no lone surrogate). CPython
+/// makes the form once and keeps it with the object (for ASCII text it is the text
+/// itself), so it lives as long as `s`.
 ///
 /// # Safety
-/// `s` is a live exact `str` and the GIL is held.
+/// `s` is a live exact `str` and the GIL is held; the text is not used after `s` is freed.
 #[inline]
-unsafe fn has_utf8(s: *mut ffi::PyObject) -> bool {
-    let mut size: ffi::Py_ssize_t = 0;
-    if ffi::PyUnicode_AsUTF8AndSize(s, &mut size).is_null() {
-        // UnicodeEncodeError: a lone surrogate. Nothing of it is reported.
-        ffi::PyErr_Clear();
-        return false;
-    }
-    true
-}
-
-/// The text of a `str` [`has_utf8`] admitted, for a pointer (only ever on a refusal).
-///
-/// # Safety
-/// As [`has_utf8`]; the text lives as long as `s`.
-unsafe fn text<'a>(s: *mut ffi::PyObject) -> &'a str {
+unsafe fn utf8<'a>(s: *mut ffi::PyObject) -> Option<&'a str> {
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(s, &mut size);
     if data.is_null() {
+        // UnicodeEncodeError: a lone surrogate. Nothing of it is reported.
         ffi::PyErr_Clear();
-        return "";
+        return None;
     }
-    std::str::from_utf8(std::slice::from_raw_parts(data.cast::<u8>(), size as usize))
-        .unwrap_or_default()
+    // CPython's UTF-8 form is valid UTF-8 (what fails to encode failed above).
+    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+        data.cast::<u8>(),
+        size as usize,
+    )))
+}
+
+/// The text of a `str` [`utf8`] admitted.
+///
+/// # Safety
+/// As [`utf8`].
+unsafe fn text<'a>(s: *mut ffi::PyObject) -> &'a str {
+    utf8(s).unwrap_or_default()
 }
 
 /// [`check`]'s state: the exact types it admits, and the `str` and `int` objects it has
@@ -181,7 +222,15 @@ struct Walker<'py> {
     admitted: [*mut ffi::PyObject; ADMITTED_SLOTS],
 }
 
-impl Walker<'_> {
+impl<'py> Walker<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Walker {
+            py,
+            types: Types::get(),
+            admitted: [std::ptr::null_mut(); ADMITTED_SLOTS],
+        }
+    }
+
     fn slot(obj: *mut ffi::PyObject) -> usize {
         // Objects are at least 16-byte aligned: the low bits say nothing.
         (obj as usize >> 4) & (ADMITTED_SLOTS - 1)
@@ -197,24 +246,26 @@ impl Walker<'_> {
         self.admitted[Self::slot(obj)] = obj;
     }
 
-    /// A member name: an exact `str` with a UTF-8 form.
+    /// A member name: an exact `str` with a UTF-8 form. Its text when it was read now
+    /// (`None` when the same name was admitted before).
     ///
     /// # Safety
-    /// As [`Walker::walk`].
-    unsafe fn key(&mut self, key: *mut ffi::PyObject) -> Result<(), Failure> {
+    /// As [`Walker::walk`]; the text lives as long as `key`.
+    #[inline(always)]
+    unsafe fn key<'a>(&mut self, key: *mut ffi::PyObject) -> Result<Option<&'a str>, Failure> {
         // The type first: an admitted int is no member name.
         if ffi::Py_TYPE(key) != self.types.str_ {
             let k = Borrowed::from_ptr(self.py, key);
             return Err((Vec::new(), Refusal::KeyNotStr(type_name(&k))));
         }
         if self.seen(key) {
-            return Ok(());
+            return Ok(None);
         }
-        if !has_utf8(key) {
+        let Some(text) = utf8(key) else {
             return Err((Vec::new(), Refusal::LoneSurrogate));
-        }
+        };
         self.admit(key);
-        Ok(())
+        Ok(Some(text))
     }
 
     /// One object of [`check`]'s walk, by the rules of [`convert`]. Scalars are judged
@@ -236,7 +287,7 @@ impl Walker<'_> {
             if self.seen(obj) {
                 return Ok(());
             }
-            if !has_utf8(obj) {
+            if utf8(obj).is_none() {
                 return Err((Vec::new(), Refusal::LoneSurrogate));
             }
             self.admit(obj);
@@ -284,22 +335,11 @@ impl Walker<'_> {
         depth: usize,
         max: usize,
     ) -> Result<(), Failure> {
+        if ty == self.types.dict {
+            return self.dict(obj, depth, max, |_, _, _| ());
+        }
         if depth >= max {
             return Err((Vec::new(), Refusal::TooDeep(max)));
-        }
-        if ty == self.types.dict {
-            let mut pos: ffi::Py_ssize_t = 0;
-            let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-            let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-            while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut value) != 0 {
-                self.key(key)?;
-                if let Err((mut path, why)) = self.walk(value, depth + 1, max) {
-                    // An admitted key has a UTF-8 form.
-                    path.push(text(key).to_owned());
-                    return Err((path, why));
-                }
-            }
-            return Ok(());
         }
         let list = ty == self.types.list;
         let len = if list {
@@ -317,6 +357,40 @@ impl Walker<'_> {
                 path.push(i.to_string());
                 return Err((path, why));
             }
+        }
+        Ok(())
+    }
+}
+
+impl Walker<'_> {
+    /// An exact `dict` at `depth`: refused beyond `max`, else each member name and value;
+    /// `member` is told each member's name, its text if the walk read it (not when the
+    /// same name was admitted before), and its value, once both are admitted.
+    ///
+    /// # Safety
+    /// As [`Walker::walk`]; `obj` is an exact `dict`.
+    #[inline(always)]
+    unsafe fn dict(
+        &mut self,
+        obj: *mut ffi::PyObject,
+        depth: usize,
+        max: usize,
+        mut member: impl FnMut(*mut ffi::PyObject, Option<&str>, *mut ffi::PyObject),
+    ) -> Result<(), Failure> {
+        if depth >= max {
+            return Err((Vec::new(), Refusal::TooDeep(max)));
+        }
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut value) != 0 {
+            let name = self.key(key)?;
+            if let Err((mut path, why)) = self.walk(value, depth + 1, max) {
+                // An admitted key has a UTF-8 form.
+                path.push(text(key).to_owned());
+                return Err((path, why));
+            }
+            member(key, name, value);
         }
         Ok(())
     }

@@ -31,6 +31,19 @@ impl Version {
     pub fn next_major(self) -> Version {
         Version::new(self.major + 1, 0)
     }
+
+    /// Whether `text` is this version as [`Display`](fmt::Display) writes it, without
+    /// writing it (a request's skill_version is compared on the path of every request):
+    /// the canonical form is the only one, so the text must parse to this version.
+    pub fn is_written_as(self, text: &str) -> bool {
+        canonical(text) == Some(self)
+    }
+}
+
+/// A canonical version's value, or `None` for any other text.
+fn canonical(s: &str) -> Option<Version> {
+    let (major, minor) = s.split_once('.')?;
+    Some(Version::new(component(major)?, component(minor)?))
 }
 
 /// Why a string is not a canonical version.
@@ -58,10 +71,7 @@ fn component(s: &str) -> Option<u64> {
 impl FromStr for Version {
     type Err = VersionError;
     fn from_str(s: &str) -> Result<Self, VersionError> {
-        let parsed = s
-            .split_once('.')
-            .and_then(|(ma, mi)| Some(Version::new(component(ma)?, component(mi)?)));
-        parsed.ok_or_else(|| {
+        canonical(s).ok_or_else(|| {
             VersionError(format!(
                 "{s:?} is not a canonical MAJOR.MINOR version (two decimal integers without leading zeros, like \"1.0\" or \"2.10\")"
             ))
@@ -150,6 +160,31 @@ mod tests {
         assert!(v("1.10") < v("2.0"));
         assert_eq!(v("1.2").next_minor(), v("1.3"));
         assert_eq!(v("1.2").next_major(), v("2.0"));
+    }
+
+    proptest::proptest! {
+        /// The comparison without writing agrees with comparing the written-out text,
+        /// for every version and text.
+        #[test]
+        fn is_written_as_is_to_string_equality(
+            major in 0u64..1000,
+            minor in 0u64..1000,
+            text in "[0-9.]{0,9}",
+        ) {
+            let v = Version::new(major, minor);
+            proptest::prop_assert!(v.is_written_as(&v.to_string()));
+            proptest::prop_assert_eq!(v.is_written_as(&text), v.to_string() == text);
+        }
+    }
+
+    #[test]
+    fn is_written_as_at_the_edges() {
+        let max = Version::new(u64::MAX, u64::MAX);
+        assert!(max.is_written_as(&max.to_string()));
+        assert!(!max.is_written_as("18446744073709551616.0"));
+        assert!(!Version::new(1, 0).is_written_as("01.0"));
+        assert!(!Version::new(1, 0).is_written_as("1.0 "));
+        assert!(!Version::new(1, 0).is_written_as("+1.0"));
     }
 
     #[test]

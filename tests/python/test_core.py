@@ -182,6 +182,14 @@ def _variants(request: dict) -> list[dict]:
         dict(request, extra=1),
         dict(request, interface_digest="sha256:" + "1" * 64, extra=1),
         dict(request, skill_version=1.0),
+        dict(request, skill_version="1.00"),
+        dict(request, skill_version="01.0"),
+        dict(request, skill_version="1.0 "),
+        # Member names made at run time (not the interned literals) and a name that has
+        # no UTF-8 form, next to the request's own members.
+        {"".join(("sk", "ill")) if k == "skill" else k: v for k, v in request.items()},
+        {**request, "".join(("argu", "ments")): {}},
+        {"\ud800": 1, **request},
         {k: v for k, v in request.items() if k != "skill_version"},
         dict(request, skill=7),
         {"skill": "unknown_skill", "arguments": {}},
