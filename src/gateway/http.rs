@@ -21,7 +21,11 @@
 //!   gets a fixed message for its code, and loses any detail but its
 //!   `google.rpc.ErrorInfo`: the SDK's messages quote what the caller sent (a method
 //!   name, a task id, serde's reading of a member), and nothing a caller sent is
-//!   repeated back ([`fixed_message`]).
+//!   repeated back ([`fixed_message`]);
+//! - on the way out, a unary answer's Data Parts get their whole numbers back as
+//!   integers: the SDK writes them through protobuf's `Struct` (`42` as `42.0`), SSE
+//!   events do not, and the caller of an integer output reads the integer on every path
+//!   ([`integral_parts`]).
 
 use super::state::{Gateway, RequestLimits};
 use crate::agent::body::{self, BodyFault, BodyLimits};
@@ -329,49 +333,95 @@ fn scrub_error(error: &mut Value, code: i32, details: &str) -> bool {
     true
 }
 
-/// Fix the SDK's binding errors on the way out (see the module documentation).
+/// Every Data Part's value under `value` with whole numbers as integers
+/// ([`super::view::integral`]): the SDK writes a unary answer through protobuf, whose
+/// `Struct` holds every number as a double (`42` would go out as `42.0`); SSE events
+/// keep the upstream's spelling, and so, now, does every answer. Whether anything was
+/// rewritten.
+fn integral_parts(value: &mut Value, depth: usize) -> bool {
+    // The gateway's own answer, nested as A2A nests it; the bound only keeps the walk's
+    // stack finite.
+    if depth > 128 {
+        return false;
+    }
+    let mut changed = false;
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(parts)) = map.get_mut("parts") {
+                for part in parts.iter_mut() {
+                    if let Some(data) = part.get_mut("data") {
+                        *data = super::view::integral(data.take());
+                        changed = true;
+                    }
+                }
+            }
+            for (key, v) in map.iter_mut() {
+                if key != "parts" {
+                    changed |= integral_parts(v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                changed |= integral_parts(v, depth + 1);
+            }
+        }
+        _ => {}
+    }
+    changed
+}
+
+/// Fix the SDK's binding errors, and its spelling of whole numbers in Data Parts, on
+/// the way out (see the module documentation).
 async fn scrub(response: Response, jsonrpc: bool) -> Response {
     let json = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("json"));
-    if !json || (!jsonrpc && response.status().is_success()) {
+    if !json {
         return response;
     }
+    let errors_possible = jsonrpc || !response.status().is_success();
     let (parts, body) = response.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
         return Response::from_parts(parts, Body::empty());
     };
-    let has_error = bytes.windows(7).any(|w| w == b"\"error\"");
-    let mut value: Value = match has_error.then(|| serde_json::from_slice(&bytes)) {
-        Some(Ok(v)) => v,
+    let has_error = errors_possible && bytes.windows(7).any(|w| w == b"\"error\"");
+    let has_doubles = bytes.windows(2).any(|w| w == b".0");
+    if !has_error && !has_doubles {
+        return Response::from_parts(parts, Body::from(bytes));
+    }
+    let mut value: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
         _ => return Response::from_parts(parts, Body::from(bytes)),
     };
-    let changed = if jsonrpc {
-        let code = value
-            .pointer("/error/code")
-            .and_then(Value::as_i64)
-            .and_then(|c| i32::try_from(c).ok());
-        match (code, value.get_mut("error")) {
-            (Some(code), Some(error)) => scrub_error(error, code, "data"),
-            _ => false,
-        }
-    } else {
-        let code = value
-            .pointer("/error/details")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .find_map(|d| d.get("reason").and_then(Value::as_str))
-            .and_then(a2a_types::reason_to_error_code)
-            .unwrap_or(a2a_types::error_code::INTERNAL_ERROR);
-        match value.get_mut("error") {
-            Some(error) if error.is_object() => scrub_error(error, code, "details"),
-            _ => false,
-        }
-    };
-    if !changed {
+    let numbers = has_doubles && integral_parts(&mut value, 0);
+    let changed = has_error
+        && if jsonrpc {
+            let code = value
+                .pointer("/error/code")
+                .and_then(Value::as_i64)
+                .and_then(|c| i32::try_from(c).ok());
+            match (code, value.get_mut("error")) {
+                (Some(code), Some(error)) => scrub_error(error, code, "data"),
+                _ => false,
+            }
+        } else {
+            let code = value
+                .pointer("/error/details")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find_map(|d| d.get("reason").and_then(Value::as_str))
+                .and_then(a2a_types::reason_to_error_code)
+                .unwrap_or(a2a_types::error_code::INTERNAL_ERROR);
+            match value.get_mut("error") {
+                Some(error) if error.is_object() => scrub_error(error, code, "details"),
+                _ => false,
+            }
+        };
+    if !changed && !numbers {
         return Response::from_parts(parts, Body::from(bytes));
     }
     let mut parts = parts;

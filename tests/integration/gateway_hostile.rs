@@ -428,11 +428,13 @@ async fn a_valid_request_is_forwarded_and_its_checked_result_delivered() {
         .map(|a| a["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, [KIND, SKILL]);
-    // Numbers cross the SDK's protobuf Value as doubles: 42 may come back as 42.0.
+    // The SDK writes a unary answer through protobuf's Struct (42 as 42.0): the
+    // gateway gives whole numbers back as integers, as the upstream wrote them.
     assert_eq!(
-        task["artifacts"][1]["parts"][0]["data"]["result"]["observed_value"].as_f64(),
-        Some(42.0)
+        task["artifacts"][1]["parts"][0]["data"]["result"]["observed_value"],
+        json!(42)
     );
+    assert_eq!(task["artifacts"][0]["parts"][0]["data"]["value"], json!(42));
     assert_eq!(headers.get("a2a-extensions").unwrap(), URI);
     assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
     // GetTask shows the same Task.
@@ -689,6 +691,11 @@ async fn the_http_json_binding_checks_the_same_way() {
     };
     let ok: Value = post(request_object()).await.unwrap().json().await.unwrap();
     assert_eq!(state(&ok["task"]), "TASK_STATE_COMPLETED", "{ok}");
+    assert_eq!(
+        ok["task"]["artifacts"][1]["parts"][0]["data"]["result"]["observed_value"],
+        json!(42),
+        "{ok}"
+    );
     let mut invalid = request_object();
     invalid["arguments"] = json!({});
     let refused: Value = post(invalid).await.unwrap().json().await.unwrap();
