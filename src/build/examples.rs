@@ -198,7 +198,7 @@ fn inside(root: &Path, path: &Path) -> Result<PathBuf, Finding> {
         return Err(Finding::at_file(Code::PathInvalid, "not a file path", path));
     };
     crate::fs::sandbox::resolve_inside(root, dir, &name.to_string_lossy())
-        .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, path))
+        .map_err(|e| Finding::at_file(Code::from(&e), e.to_string(), path))
 }
 
 /// Run one example against its compiled schema. `root` is the workspace: examples are

@@ -408,7 +408,7 @@ pub struct SkillSource {
 pub fn read_skill(root: &Path, dir: &Path) -> Result<SkillSource, Finding> {
     let path = dir.join(SKILL_FILE);
     let real = crate::fs::sandbox::resolve_inside(root, dir, SKILL_FILE)
-        .map_err(|msg| Finding::at_file(Code::PathInvalid, msg, &path))?;
+        .map_err(|e| Finding::at_file(Code::from(&e), e.to_string(), &path))?;
     let manifest: SkillManifest = manifest::read(&real, &path)?;
     Ok(SkillSource {
         dir: dir.to_path_buf(),
@@ -479,10 +479,10 @@ pub fn resolve_schema_path(
     field: &str,
 ) -> Result<(PathBuf, PathBuf), Finding> {
     let real = crate::fs::sandbox::resolve_inside(&workspace.root, &skill.dir, &source.file)
-        .map_err(|msg| {
+        .map_err(|e| {
             Finding::new(
-                Code::PathInvalid,
-                format!("{field}.file: {msg}"),
+                Code::from(&e),
+                format!("{field}.file: {e}"),
                 Location::file(&skill.manifest_path),
             )
         })?;

@@ -5,6 +5,7 @@
 //! exposes an implementation to reading what it should not; a bundle names only files
 //! its builder could have written, and a workspace's manifests only files inside it.
 
+use crate::finding::Code;
 use std::path::{Component, Path, PathBuf};
 
 /// Names that end up in archive paths and file names: a conservative character set,
@@ -20,44 +21,95 @@ pub fn is_safe_name(s: &str) -> bool {
         && s.as_bytes()[0].is_ascii_alphanumeric()
 }
 
+/// Why a path written in a manifest was refused by [`resolve_inside`]. Each names the
+/// path as written (the workspace's own text, not a peer's) and what to do.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PathRefused {
+    /// The path is empty.
+    Empty,
+    /// It uses `..`.
+    ParentDir(String),
+    /// It is absolute.
+    Absolute(String),
+    /// It cannot be opened.
+    CannotOpen(String, std::io::Error),
+    /// The workspace itself cannot be opened.
+    WorkspaceUnopenable(std::io::Error),
+    /// It resolves, through a symbolic link, to this real path outside the workspace.
+    Outside(String, PathBuf),
+    /// It is not a regular file.
+    NotAFile(String),
+}
+
+impl std::fmt::Display for PathRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PathRefused::Empty => f.write_str("the path is empty"),
+            PathRefused::ParentDir(p) => {
+                write!(f, "{p:?} uses `..`; paths must stay inside the workspace")
+            }
+            PathRefused::Absolute(p) => write!(
+                f,
+                "{p:?} is absolute; write a path relative to the skill directory"
+            ),
+            PathRefused::CannotOpen(p, e) => write!(f, "{p:?} cannot be opened: {e}"),
+            PathRefused::WorkspaceUnopenable(e) => {
+                write!(f, "the workspace cannot be opened: {e}")
+            }
+            PathRefused::Outside(p, real) => write!(
+                f,
+                "{p:?} resolves (through a symbolic link) to {}, outside the workspace",
+                real.display()
+            ),
+            PathRefused::NotAFile(p) => write!(f, "{p:?} is not a regular file"),
+        }
+    }
+}
+
+impl std::error::Error for PathRefused {}
+
+/// The one mapping of a refused path to a finding code: `path_invalid`, whatever the
+/// reason (the caller says which file and field wrote it).
+impl From<&PathRefused> for Code {
+    fn from(_: &PathRefused) -> Code {
+        Code::PathInvalid
+    }
+}
+
 /// Resolve `relative` (as written in a manifest in `base_dir`) to a real file inside
 /// `root`. `..` components and absolute paths are refused outright; symlinks are
 /// followed and must still land inside the workspace.
-pub fn resolve_inside(root: &Path, base_dir: &Path, relative: &str) -> Result<PathBuf, String> {
+pub fn resolve_inside(
+    root: &Path,
+    base_dir: &Path,
+    relative: &str,
+) -> Result<PathBuf, PathRefused> {
     let rel = Path::new(relative);
     if relative.is_empty() {
-        return Err("the path is empty".into());
+        return Err(PathRefused::Empty);
     }
     for c in rel.components() {
         match c {
             Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!(
-                    "{relative:?} uses `..`; paths must stay inside the workspace"
-                ))
-            }
+            Component::ParentDir => return Err(PathRefused::ParentDir(relative.to_string())),
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!(
-                    "{relative:?} is absolute; write a path relative to the skill directory"
-                ))
+                return Err(PathRefused::Absolute(relative.to_string()))
             }
         }
     }
     let joined = base_dir.join(rel);
     let real = joined
         .canonicalize()
-        .map_err(|e| format!("{relative:?} cannot be opened: {e}"))?;
+        .map_err(|e| PathRefused::CannotOpen(relative.to_string(), e))?;
     let real_root = root
         .canonicalize()
-        .map_err(|e| format!("the workspace cannot be opened: {e}"))?;
+        .map_err(PathRefused::WorkspaceUnopenable)?;
     if !real.starts_with(&real_root) {
-        return Err(format!(
-            "{relative:?} resolves (through a symbolic link) to {}, outside the workspace",
-            real.display()
-        ));
+        return Err(PathRefused::Outside(relative.to_string(), real));
     }
     if !real.is_file() {
-        return Err(format!("{relative:?} is not a regular file"));
+        return Err(PathRefused::NotAFile(relative.to_string()));
     }
     Ok(real)
 }
@@ -86,9 +138,11 @@ mod tests {
         assert!(resolve_inside(root, &base, "s.json").is_ok());
         assert!(resolve_inside(root, &base, "../a/s.json")
             .unwrap_err()
+            .to_string()
             .contains(".."));
         assert!(resolve_inside(root, &base, "/etc/passwd")
             .unwrap_err()
+            .to_string()
             .contains("absolute"));
         #[cfg(unix)]
         {
@@ -96,6 +150,7 @@ mod tests {
             std::os::unix::fs::symlink(outside.path(), base.join("link.json")).unwrap();
             assert!(resolve_inside(root, &base, "link.json")
                 .unwrap_err()
+                .to_string()
                 .contains("outside the workspace"));
         }
     }
