@@ -27,6 +27,7 @@ harness::tests! {
     pull_can_require_a_trusted_signature_referrer_of_the_very_bundle needs [RegistryTools],
     a_registry_with_the_referrers_api_lists_the_signature_itself needs [RegistryTools],
     release_statements_travel_beside_the_bundle_and_in_the_manifest needs [RegistryTools],
+    serve_polls_a_registry_and_keeps_the_last_good_bundle needs [RegistryTools],
 }
 
 use common::*;
@@ -1525,4 +1526,132 @@ fn release_statements_travel_beside_the_bundle_and_in_the_manifest() {
     refused.finding("release_expired");
     assert!(files_in(&ws.path().join("refused")).is_empty());
     ok(&pull(ws.path(), &bare, "bare", &[]));
+}
+
+/// `skillbundle serve --bundle oci://… --poll 1s`: a newer signed bundle pushed to the tag
+/// is served at the next poll (seen in /metrics and the card); an older one, or one no
+/// trusted key signed, is refused and the served bundle stays.
+fn serve_polls_a_registry_and_keeps_the_last_good_bundle() {
+    let registry = Registry::start(None);
+    let ws = bundles();
+    let stable = format!("{}/skills/net:stable", registry.host());
+    assert_eq!(push(ws.path(), V1, &stable, &[]).status, 0);
+    let port = free_port();
+    let logs = tempfile::tempdir().unwrap();
+    let log_file = logs.path().join("serve.log");
+    let reference = format!("oci://{stable}");
+    let listen = format!("127.0.0.1:{port}");
+    // The upstream is never reached: the card and /metrics do not need it.
+    let mut gateway = Command::new(env!("CARGO_BIN_EXE_skillbundle"))
+        .args([
+            "serve",
+            "--bundle",
+            &reference,
+            "--trust",
+            TRUST,
+            "--plain-http",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--listen",
+            &listen,
+            "--poll",
+            "1s",
+        ])
+        .current_dir(ws.path())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log_file).unwrap())
+        .spawn()
+        .unwrap();
+    struct Stop<'a>(&'a mut Child);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _stop = Stop(&mut gateway);
+    let metrics = || -> Option<String> {
+        TcpStream::connect(("127.0.0.1", port)).ok()?;
+        let (status, _, body) = http(port, "GET", "/metrics", &[], b"");
+        (status == 200).then(|| String::from_utf8_lossy(&body).into_owned())
+    };
+    let wait_for = |what: &str, ok: &dyn Fn(&str) -> bool| -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(text) = metrics() {
+                if ok(&text) {
+                    return text;
+                }
+                assert!(Instant::now() < deadline, "{what}:\n{text}");
+            } else {
+                assert!(Instant::now() < deadline, "{what}: the gateway is not up");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let serving = |version: &str| format!("version=\"{version}\"");
+    wait_for("0.1.0 served", &|m| m.contains(&serving("0.1.0")));
+    let card_version = || {
+        let (_, _, body) = http(port, "GET", "/.well-known/agent-card.json", &[], b"");
+        let card: Value = serde_json::from_slice(&body).unwrap();
+        card["version"].as_str().unwrap().to_string()
+    };
+    assert_eq!(card_version(), "0.1.0");
+
+    // 0.2.0, signed, pushed to the tag: served at the next poll.
+    assert_eq!(push(ws.path(), V2, &stable, &[]).status, 0);
+    wait_for("0.2.0 served", &|m| {
+        m.contains(&serving("0.2.0"))
+            && m.contains("skillbundle_gateway_reloads_total{outcome=\"loaded\"} 1")
+    });
+    assert_eq!(card_version(), "0.2.0");
+
+    // The tag moved back to 0.1.0: refused, 0.2.0 stays.
+    assert_eq!(push(ws.path(), V1, &stable, &[]).status, 0);
+    let refused = "skillbundle_gateway_reloads_total{outcome=\"refused\"}";
+    wait_for("the rollback refused", &|m| m.contains(refused));
+    assert_eq!(card_version(), "0.2.0");
+
+    // 0.3.0 signed by no trusted key: refused, 0.2.0 stays.
+    let yaml = ws.path().join("skillbundle.yaml");
+    let text = read(&yaml).replace("version: \"0.2.0\"", "version: \"0.3.0\"");
+    write(&yaml, text);
+    let stranger = run(&["keygen", "--out", "keys/stranger"], ws.path());
+    assert_eq!(stranger.status, 0, "{}{}", stranger.stdout, stranger.stderr);
+    let built = run(
+        &["build", ".", "--sign-key", "keys/stranger.key"],
+        ws.path(),
+    );
+    assert_eq!(built.status, 0, "{}{}", built.stdout, built.stderr);
+    let v3 = "dist/example-network-skills-0.3.0.tar.gz";
+    let pushed = run(
+        &[
+            "push",
+            v3,
+            &stable,
+            "--trust",
+            "keys/stranger.jwk.json",
+            "--plain-http",
+        ],
+        ws.path(),
+    );
+    assert_eq!(pushed.status, 0, "{}{}", pushed.stdout, pushed.stderr);
+    // Each refusal is logged with its code: here, not a rollback but an untrusted key.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let log = std::fs::read_to_string(&log_file).unwrap();
+        let untrusted = log
+            .lines()
+            .any(|l| l.contains("bundle_reload_refused") && !l.contains("rollback_refused"));
+        if untrusted {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no refusal of the untrusted bundle:\n{log}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(card_version(), "0.2.0");
+    assert!(metrics().unwrap().contains(&serving("0.2.0")));
 }
