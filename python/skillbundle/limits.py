@@ -32,8 +32,9 @@ class Limits:
       it is refused as soon as the bytes read so far, or its `Content-Length`, exceed
       it: it is never buffered whole.
     * `max_depth`: the deepest nesting of the body's JSON text, counted from its root
-      (64). A skill request object's `arguments` sit 7 levels down in a JSON-RPC body,
-      6 in an HTTP+JSON one.
+      (37: what a2a-sdk's protobuf parser can carry, a Data Part nested at most 32
+      levels). A skill request object's `arguments` sit 7 levels down in a JSON-RPC
+      body, 6 in an HTTP+JSON one.
     * `max_values`: the most JSON values in the body, every object member and array
       element counted (20,000): what parsing and the SDK's conversions cost grows with
       them, not with the bytes (`[]` is two bytes and a whole value).

@@ -946,7 +946,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(feature = "oci")]
     m.add_class::<PyFetched>()?;
     m.add("DEFAULT_MAX_BODY_BYTES", BodyLimits::DEFAULT_MAX_BODY_BYTES)?;
-    m.add("DEFAULT_MAX_DEPTH", BodyLimits::DEFAULT_MAX_DEPTH)?;
+    // What a2a-sdk can parse, not the library's general body default (proto.rs).
+    m.add("DEFAULT_MAX_DEPTH", proto::CARRIED_BODY_DEPTH)?;
     m.add("DEFAULT_MAX_VALUES", BodyLimits::DEFAULT_MAX_VALUES)?;
     m.add(
         "RESOURCE_LIMIT_EXCEEDED",

@@ -28,6 +28,23 @@ use serde_json::{Map, Number, Value};
 /// `resource_limit_exceeded`, before the SDK or the domain code holds it.
 pub const CARRIED_DEPTH: usize = 32;
 
+/// The default depth limit of a request body read before a2a-sdk parses it (Python's
+/// `Limits.max_depth`, applied by `skillbundle.guard.RequestGuard`): a JSON-RPC body
+/// holds a Message's Data Part five levels down (the body, `params`, `message`, `parts`,
+/// the Part), an HTTP+JSON body four, so a deeper body holds a Data Part (or metadata)
+/// nested deeper than [`CARRIED_DEPTH`] — past what the SDK's own parser takes, which
+/// would answer with protobuf's text instead of the draft's `resource_limit_exceeded`.
+/// Never above the library's body default.
+pub const CARRIED_BODY_DEPTH: usize = {
+    let carried = CARRIED_DEPTH + 5;
+    let library = crate::agent::body::BodyLimits::DEFAULT_MAX_DEPTH;
+    if carried < library {
+        carried
+    } else {
+        library
+    }
+};
+
 /// Why the bytes are not a `Value` at all (a defect of the caller, not of the data).
 const MALFORMED: &str = "not the wire form of a google.protobuf.Value";
 

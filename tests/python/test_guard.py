@@ -46,6 +46,16 @@ class Agent:
 
 @pytest.fixture(scope="module")
 def agent(signed: Signed) -> Iterator[Agent]:
+    yield from serve_guarded(signed, LIMITS, enforcing_handler=False)
+
+
+@pytest.fixture(scope="module")
+def default_agent(signed: Signed) -> Iterator[Agent]:
+    """The README's wiring: `Limits()` and the executor's own request handler."""
+    yield from serve_guarded(signed, Limits(), enforcing_handler=True)
+
+
+def serve_guarded(signed: Signed, limits: Limits, *, enforcing_handler: bool) -> Iterator[Agent]:
     bundle = Bundle.open(signed.bundle, trust=[signed.jwk])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -57,9 +67,11 @@ def agent(signed: Signed) -> Iterator[Agent]:
     card = agent_card(bundle, base)
     toy = ToyEvaluator()
     store = BoundedTaskStore(max_finished=MAX_FINISHED)
-    handler = DefaultRequestHandler(agent_executor=SchemaEnforcingExecutor(bundle, toy), task_store=store, agent_card=card)
+    executor = SchemaEnforcingExecutor(bundle, toy)
+    handler = (executor.request_handler(card, task_store=store) if enforcing_handler
+               else DefaultRequestHandler(agent_executor=executor, task_store=store, agent_card=card))
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/rpc") + create_rest_routes(handler)
-    app = RequestGuard(Starlette(routes=routes), jsonrpc_paths=["/rpc"], limits=LIMITS)
+    app = RequestGuard(Starlette(routes=routes), jsonrpc_paths=["/rpc"], limits=limits)
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -285,4 +297,26 @@ def test_limits_refuse_nonsense() -> None:
             Limits(**bad)
     with pytest.raises(ValueError):
         BoundedTaskStore(max_finished=0)
-    assert Limits() == Limits(max_body_bytes=1 << 20, max_depth=64, max_values=20_000)
+    assert Limits() == Limits(max_body_bytes=1 << 20, max_depth=37, max_values=20_000)
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+@pytest.mark.parametrize("levels", [28, 31, 50])
+async def test_the_default_depth_is_what_a2a_sdk_can_carry(default_agent: Agent, http: httpx.AsyncClient, binding: str,
+                                                            levels: int, example_request: dict) -> None:
+    """a2a-sdk's protobuf parser carries a Data Part nested at most 32 levels. With the
+    default limits, a request within that is checked as any other; one beyond it is
+    `resource_limit_exceeded` (by the guard, or, 33 deep in HTTP+JSON, by the executor
+    at the binding), never the SDK's own parse error naming protobuf."""
+    calls = default_agent.toy.calls
+    args = example_request["arguments"]
+    content = body(binding, with_arguments_text(example_request, json.dumps(args)[:-1] + ', "x": ' + deep(levels) + "}"))
+    response = await post(http, default_agent, binding, content)
+    if levels == 28:
+        task = task_of(binding, response)
+        assert task["status"]["state"] == "TASK_STATE_REJECTED"
+        assert task["status"]["message"]["parts"][0]["data"]["error"]["code"] == "input_invalid"
+    else:
+        assert "resource_limit_exceeded" in response.text, response.text
+        assert "too deep. Max recursion" not in response.text, response.text
+    assert default_agent.toy.calls == calls
