@@ -212,7 +212,10 @@ impl Shared {
             let params = serde_json::json!({"id": task_id, "historyLength": 1});
             let task = self.timed(upstream.unary(Op::GetTask, &params)).await;
             let task: Option<Task> = task.ok().and_then(|v| upstream::decode(v).ok());
-            return Ok((entry.skill_id, task.as_ref().is_some_and(interrupted)));
+            return Ok((
+                entry.skill_id.as_deref().map(str::to_string),
+                task.as_ref().is_some_and(interrupted),
+            ));
         }
         let task = self.whole_task(&upstream, task_id).await?;
         match recognise(&loaded.bundle, &task) {
@@ -413,7 +416,7 @@ impl Shared {
         id: &str,
     ) -> Option<String> {
         if let Some(entry) = self.index().get(id) {
-            return entry.skill_id.clone();
+            return entry.skill_id.as_deref().map(str::to_string);
         }
         let task = self.whole_task(upstream, id).await.ok()?;
         match recognise(&loaded.bundle, &task) {
@@ -429,8 +432,8 @@ impl Shared {
         self.index().insert(
             task_id,
             Entry {
-                skill_id: skill_id.map(str::to_string),
-                decided: decided.cloned(),
+                skill_id: skill_id.map(Arc::from),
+                decided: decided.map(|task| Box::new(task.clone())),
                 described: None,
             },
         );
@@ -466,7 +469,7 @@ impl Shared {
     /// answered from the bundle served now).
     fn decided(&self, loaded: &Loaded, id: &str) -> Option<Task> {
         let entry = self.index().get(id).cloned()?;
-        let mut task = entry.decided?;
+        let mut task = *entry.decided?;
         if let Some(skill) = entry.described {
             for artifact in task.artifacts.iter_mut().flatten() {
                 if artifact.name.as_deref() == Some(DESCRIBE_SKILL) {
@@ -519,7 +522,12 @@ impl Shared {
         }
         let entry = self.index().get(&task.id).cloned();
         let (kind, task) = match entry {
-            Some(entry) => (entry.skill_id.map_or(Kind::Base, Kind::Governed), task),
+            Some(entry) => (
+                entry
+                    .skill_id
+                    .map_or(Kind::Base, |s| Kind::Governed(s.to_string())),
+                task,
+            ),
             None => match recognise(&loaded.bundle, &task) {
                 Kind::Governed(skill) => (Kind::Governed(skill), task),
                 kind if whole => (kind, task),
@@ -839,7 +847,7 @@ impl RequestHandler for Gateway {
         }
         let upstream = self.upstream(params)?;
         let skill = match entry {
-            Some(entry) => entry.skill_id,
+            Some(entry) => entry.skill_id.as_deref().map(str::to_string),
             // Not remembered: recognised from the whole Task before anything is relayed.
             None => {
                 let task = self.whole_task(&upstream, &req.id).await?;

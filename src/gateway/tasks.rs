@@ -10,16 +10,18 @@ use crate::interface::DESCRIBE_SKILL;
 use a2a_types::{PartContent, Task};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-/// What the gateway remembers of a Task.
+/// What the gateway remembers of a Task. Most entries are a governed skill's Task the
+/// upstream finished, so an entry is kept small (a decided Task behind a `Box`): the
+/// index is full after `capacity` requests, and its size is most of the gateway's memory.
 #[derive(Debug, Clone)]
 pub struct Entry {
     /// The governed skill the Task invokes; `None` for a base A2A Task.
-    pub skill_id: Option<String>,
+    pub skill_id: Option<Arc<str>>,
     /// The Task as the gateway decided it, when the upstream has no say (a refusal, a
     /// describe_skill answer, a Task the upstream did not finish in time).
-    pub decided: Option<Task>,
+    pub decided: Option<Box<Task>>,
     /// For a describe_skill Task: the skill it described (its Artifact is rebuilt from
     /// the bundle when asked for again).
     pub described: Option<String>,
@@ -29,8 +31,8 @@ pub struct Entry {
 #[derive(Debug)]
 pub struct TaskIndex {
     capacity: usize,
-    entries: HashMap<String, Entry>,
-    order: VecDeque<String>,
+    entries: HashMap<Arc<str>, Entry>,
+    order: VecDeque<Arc<str>>,
 }
 
 impl TaskIndex {
@@ -65,8 +67,9 @@ impl TaskIndex {
                 }
             }
         }
-        if self.entries.insert(id.to_string(), entry).is_none() {
-            self.order.push_back(id.to_string());
+        let id: Arc<str> = Arc::from(id);
+        if self.entries.insert(Arc::clone(&id), entry).is_none() {
+            self.order.push_back(id);
         }
         while self.order.len() > self.capacity {
             if let Some(old) = self.order.pop_front() {
