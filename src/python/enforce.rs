@@ -249,12 +249,14 @@ pub fn domain_refusal(bundle: &Bundle, code: &str, message: &str) -> Option<Erro
 /// The members of a skill request object held as a Python `dict` (exact, as
 /// [`value::check`] admits), read by the walk that checks it for [`Bundle::admit`].
 pub struct RequestMembers<'py> {
-    skill: Option<Bound<'py, PyAny>>,
-    skill_version: Option<Bound<'py, PyAny>>,
-    interface_digest: Option<Bound<'py, PyAny>>,
-    pub arguments: Option<Bound<'py, PyAny>>,
-    extra_member: bool,
+    members: value::Members<'py, 4>,
 }
+
+/// The members' places in [`value::Members`].
+const SKILL: usize = 0;
+const SKILL_VERSION: usize = 1;
+const INTERFACE_DIGEST: usize = 2;
+const ARGUMENTS: usize = 3;
 
 impl<'py> RequestMembers<'py> {
     /// Check a request under the I-JSON rules ([`value::check`]) and read its members in
@@ -263,49 +265,47 @@ impl<'py> RequestMembers<'py> {
         request: &Bound<'py, PyAny>,
         max_depth: usize,
     ) -> Result<Option<Self>, value::Refused> {
-        // The order the destructuring below expects.
         const NAMES: [&str; 4] = match REQUEST_MEMBERS {
             [skill, version, digest, arguments] => [*skill, *version, *digest, *arguments],
             _ => panic!("a skill request object has four members"),
         };
-        let Some(members) = value::check_members(request, max_depth, &NAMES)? else {
-            return Ok(None);
-        };
-        let [skill, skill_version, interface_digest, arguments] = members.values;
-        Ok(Some(RequestMembers {
-            skill,
-            skill_version,
-            interface_digest,
-            arguments,
-            extra_member: members.others,
-        }))
+        const _: () = assert!(SKILL == 0 && SKILL_VERSION == 1);
+        const _: () = assert!(INTERFACE_DIGEST == 2 && ARGUMENTS == 3);
+        let members = value::check_members(request, max_depth, &NAMES)?;
+        Ok(members.map(|members| RequestMembers { members }))
+    }
+
+    /// The `arguments` member, if present.
+    pub fn arguments(&self) -> Option<&Bound<'py, PyAny>> {
+        self.members.values[ARGUMENTS].as_ref()
     }
 
     /// The `skill` (a `str`) and `arguments` members of a request [`Bundle::admit`]
     /// admitted as an invocation.
     pub fn invocation(self) -> Option<(Bound<'py, PyString>, Bound<'py, PyAny>)> {
-        let skill = self.skill?.cast_into::<PyString>().ok()?;
-        Some((skill, self.arguments?))
+        let [skill, _, _, arguments] = self.members.values;
+        Some((skill?.cast_into::<PyString>().ok()?, arguments?))
     }
 
     /// The head [`Bundle::admit`] judges, borrowing the members' text.
     pub fn head(&self) -> RequestHead<'_> {
-        fn member<'a>(m: &'a Option<Bound<'_, PyAny>>) -> Member<'a> {
-            match m {
-                None => Member::Absent,
-                Some(v) => match v.cast::<PyString>() {
-                    // A lone surrogate was refused by value::check.
-                    Ok(s) => s.to_str().map_or(Member::Other, Member::Str),
-                    Err(_) => Member::Other,
-                },
-            }
-        }
+        let member = |i: usize| match (&self.members.values[i], self.members.text(i)) {
+            (None, _) => Member::Absent,
+            // The text the walk read: most members.
+            (Some(_), Some(text)) => Member::Str(text),
+            // A `str` the walk had admitted before (read again), or another value. A lone
+            // surrogate was refused by the walk.
+            (Some(v), None) => match v.cast::<PyString>() {
+                Ok(s) => s.to_str().map_or(Member::Other, Member::Str),
+                Err(_) => Member::Other,
+            },
+        };
         RequestHead {
-            skill: member(&self.skill),
-            skill_version: member(&self.skill_version),
-            interface_digest: member(&self.interface_digest),
-            has_arguments: self.arguments.is_some(),
-            extra_member: self.extra_member,
+            skill: member(SKILL),
+            skill_version: member(SKILL_VERSION),
+            interface_digest: member(INTERFACE_DIGEST),
+            has_arguments: self.arguments().is_some(),
+            extra_member: self.members.others,
         }
     }
 }

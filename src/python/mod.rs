@@ -563,7 +563,7 @@ impl PyBundle {
             Admitted::Describe => {
                 let arguments = members
                     .as_ref()
-                    .and_then(|m| m.arguments.as_ref())
+                    .and_then(enforce::RequestMembers::arguments)
                     .map(|a| value::to_json(a, MAX_DEPTH))
                     .transpose()
                     .map_err(|mut r| {

@@ -91,21 +91,38 @@ pub fn to_json(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<Value, Refuse
 pub fn check(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<(), Refused> {
     let mut walker = Walker::new(obj.py());
     // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
-    unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }.map_err(refused)
+    unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }
+        .map(|_| ())
+        .map_err(refused)
 }
 
 /// The top-level members of a `dict` that [`check_members`] was asked for.
 pub struct Members<'py, const N: usize> {
     /// The value of each member asked for, in the order of the names; `None` if absent.
     pub values: [Option<Bound<'py, PyAny>>; N],
+    /// The text of each value that is a `str`, as the walk read it (`None` for other
+    /// values, and for a `str` the walk had admitted before). It is the value's own
+    /// UTF-8 form, which lives as long as the value [`Members::values`] holds.
+    texts: [Option<*const str>; N],
     /// Whether the dict has a member not asked for.
     pub others: bool,
+}
+
+impl<const N: usize> Members<'_, N> {
+    /// The text of member `i` if it is a `str` the walk read ([`Members::values`] has
+    /// the member itself).
+    pub fn text(&self, i: usize) -> Option<&str> {
+        // SAFETY: the text is the UTF-8 form CPython keeps with the immutable `str` that
+        // `values[i]` holds a reference to, so it lives at least as long as `self`.
+        self.texts[i].map(|t| unsafe { &*t })
+    }
 }
 
 /// [`check`], which also hands back the values of the top-level members named `names`
 /// when `obj` is a `dict` (`None` when it is anything else): the walk reads every member
 /// anyway, so the caller needs no lookup of its own (a request's members are read on the
 /// path of every request).
+#[inline(always)] // With its caller's `names`, the comparisons need no `memcmp`.
 pub fn check_members<'py, const N: usize>(
     obj: &Bound<'py, PyAny>,
     max_depth: usize,
@@ -116,25 +133,35 @@ pub fn check_members<'py, const N: usize>(
     if !obj.is_exact_instance_of::<PyDict>() {
         // SAFETY: as in `check`.
         return unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }
-            .map(|()| None)
+            .map(|_| None)
             .map_err(refused);
     }
     let mut found = [std::ptr::null_mut(); N];
+    let mut texts = [None; N];
     let mut others = false;
     // SAFETY: as in `check`; the pointers found are the dict's own values, held by it
     // until they are made owned below, before any Python code can run.
     unsafe {
         walker
-            .dict(obj.as_ptr(), 0, max_depth, |key, name, value| {
-                let name = name.unwrap_or_else(|| text(key));
-                match names.iter().position(|n| *n == name) {
-                    Some(i) => found[i] = value,
-                    None => others = true,
-                }
-            })
+            .dict(
+                obj.as_ptr(),
+                0,
+                max_depth,
+                |key, name, value, value_text| {
+                    let name = name.unwrap_or_else(|| text(key));
+                    match names.iter().position(|n| *n == name) {
+                        Some(i) => {
+                            found[i] = value;
+                            texts[i] = value_text.map(|t| t as *const str);
+                        }
+                        None => others = true,
+                    }
+                },
+            )
             .map_err(refused)?;
         Ok(Some(Members {
             values: found.map(|v| (!v.is_null()).then(|| Bound::from_borrowed_ptr(py, v))),
+            texts,
             others,
         }))
     }
@@ -269,43 +296,45 @@ impl<'py> Walker<'py> {
     }
 
     /// One object of [`check`]'s walk, by the rules of [`convert`]. Scalars are judged
-    /// here, inlined into the loop over their container; only containers recurse.
+    /// here, inlined into the loop over their container; only containers recurse. The
+    /// text of a `str` read now is handed back (not one admitted before).
     ///
     /// # Safety
-    /// `obj` is a live object, the GIL is held, and nothing the walk reads is changed
+    /// `obj` is a live object, the GIL is held, the text is not used after `obj` is
+    /// freed, and nothing the walk reads is changed
     /// while it runs (no Python code runs: see [`check`]).
     #[inline(always)]
-    unsafe fn walk(
+    unsafe fn walk<'a>(
         &mut self,
         obj: *mut ffi::PyObject,
         depth: usize,
         max: usize,
-    ) -> Result<(), Failure> {
+    ) -> Result<Option<&'a str>, Failure> {
         let t = &self.types;
         let ty = ffi::Py_TYPE(obj);
         if ty == t.str_ {
             if self.seen(obj) {
-                return Ok(());
+                return Ok(None);
             }
-            if utf8(obj).is_none() {
+            let Some(text) = utf8(obj) else {
                 return Err((Vec::new(), Refusal::LoneSurrogate));
-            }
+            };
             self.admit(obj);
-            return Ok(());
+            return Ok(Some(text));
         }
         if ty == t.dict || ty == t.list || ty == t.tuple {
-            return self.container(obj, ty, depth, max);
+            return self.container(obj, ty, depth, max).map(|()| None);
         }
         if ty == t.float {
             return if ijson_float(ffi::PyFloat_AsDouble(obj)) {
-                Ok(())
+                Ok(None)
             } else {
                 Err((Vec::new(), Refusal::NumberNotIJson))
             };
         }
         if ty == t.int {
             if self.seen(obj) {
-                return Ok(());
+                return Ok(None);
             }
             let mut overflow: std::os::raw::c_int = 0;
             let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
@@ -313,10 +342,10 @@ impl<'py> Walker<'py> {
                 return Err((Vec::new(), Refusal::IntegerOutOfRange));
             }
             self.admit(obj);
-            return Ok(());
+            return Ok(None);
         }
         if ty == t.bool_ || obj == ffi::Py_None() {
-            return Ok(());
+            return Ok(None);
         }
         let o = Borrowed::from_ptr(self.py, obj);
         Err((Vec::new(), Refusal::NotJson(type_name(&o))))
@@ -336,7 +365,7 @@ impl<'py> Walker<'py> {
         max: usize,
     ) -> Result<(), Failure> {
         if ty == self.types.dict {
-            return self.dict(obj, depth, max, |_, _, _| ());
+            return self.dict(obj, depth, max, |_, _, _, _| ());
         }
         if depth >= max {
             return Err((Vec::new(), Refusal::TooDeep(max)));
@@ -365,7 +394,8 @@ impl<'py> Walker<'py> {
 impl Walker<'_> {
     /// An exact `dict` at `depth`: refused beyond `max`, else each member name and value;
     /// `member` is told each member's name, its text if the walk read it (not when the
-    /// same name was admitted before), and its value, once both are admitted.
+    /// same name was admitted before), its value and the value's text if it is a `str`
+    /// the walk read ([`Walker::walk`]), once both are admitted.
     ///
     /// # Safety
     /// As [`Walker::walk`]; `obj` is an exact `dict`.
@@ -375,7 +405,7 @@ impl Walker<'_> {
         obj: *mut ffi::PyObject,
         depth: usize,
         max: usize,
-        mut member: impl FnMut(*mut ffi::PyObject, Option<&str>, *mut ffi::PyObject),
+        mut member: impl FnMut(*mut ffi::PyObject, Option<&str>, *mut ffi::PyObject, Option<&str>),
     ) -> Result<(), Failure> {
         if depth >= max {
             return Err((Vec::new(), Refusal::TooDeep(max)));
@@ -385,12 +415,14 @@ impl Walker<'_> {
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
         while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut value) != 0 {
             let name = self.key(key)?;
-            if let Err((mut path, why)) = self.walk(value, depth + 1, max) {
-                // An admitted key has a UTF-8 form.
-                path.push(text(key).to_owned());
-                return Err((path, why));
+            match self.walk(value, depth + 1, max) {
+                Ok(value_text) => member(key, name, value, value_text),
+                Err((mut path, why)) => {
+                    // An admitted key has a UTF-8 form.
+                    path.push(text(key).to_owned());
+                    return Err((path, why));
+                }
             }
-            member(key, name, value);
         }
         Ok(())
     }
