@@ -402,10 +402,7 @@ pub async fn pull_verified(
         version: bundle.version(),
         digest: &digest,
     };
-    let freshness = release_statement::Freshness {
-        now: release_statement::now(),
-        max_age: options.max_age,
-    };
+    let freshness = release_statement::Freshness::now(options.max_age);
     release_statement::check(pulled.release.as_deref(), subject, trust, freshness, &at)
         .map_err(|f| vec![f])?;
     if options.require_referrer_signature {

@@ -114,6 +114,22 @@ pub fn file_beside(bundle: &Path) -> PathBuf {
     bundle.with_file_name(format!("{stem}{FILE_SUFFIX}"))
 }
 
+/// The statement of the bundle file `bundle`: the file `explicit` names (`--release`),
+/// else the one beside the bundle when there is one. Returns where it is or would be, and
+/// its bytes (at most [`MAX_STATEMENT_BYTES`]) when there is one.
+pub fn read_for(
+    bundle: &Path,
+    explicit: Option<&Path>,
+) -> Result<(PathBuf, Option<Vec<u8>>), Finding> {
+    let path = explicit.map_or_else(|| file_beside(bundle), Path::to_path_buf);
+    let bytes = if explicit.is_some() || path.is_file() {
+        Some(crate::bundle::read_file(&path, MAX_STATEMENT_BYTES as u64)?)
+    } else {
+        None
+    };
+    Ok((path, bytes))
+}
+
 /// Issue a statement for `subject`, valid from `issued_at` for `lifetime`, signed by
 /// every key. Returns the statement file's bytes (pretty JSON and a newline).
 pub fn issue(
@@ -147,6 +163,16 @@ pub struct Freshness {
     pub now: u64,
     /// Refuse a statement issued longer ago than this, and a bundle without one.
     pub max_age: Option<Duration>,
+}
+
+impl Freshness {
+    /// Now, refusing statements older than `max_age`.
+    pub fn now(max_age: Option<Duration>) -> Self {
+        Freshness {
+            now: now(),
+            max_age,
+        }
+    }
 }
 
 /// Check `statement` (a statement file's bytes, if the bundle came with one) for the

@@ -15,7 +15,7 @@ use crate::agent::Bundle;
 use crate::crypto::keys::TrustedKeys;
 use crate::finding::{Code, Finding, Location};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -177,12 +177,6 @@ pub async fn load_bundle(
 }
 
 /// The release statement file of a bundle file: `release`, or the one beside `path`.
-fn statement_path(path: &Path, release: Option<&PathBuf>) -> PathBuf {
-    release
-        .cloned()
-        .unwrap_or_else(|| crate::bundle::release_statement::file_beside(path))
-}
-
 /// Whether a bundle file from `source` comes with a release statement now (`--release`
 /// given, one beside it, or a maximum age asked for): a reload must then have one too.
 fn has_statement(source: &BundleSource) -> bool {
@@ -191,7 +185,11 @@ fn has_statement(source: &BundleSource) -> bool {
             path,
             release,
             max_age,
-        } => release.is_some() || max_age.is_some() || statement_path(path, None).is_file(),
+        } => {
+            release.is_some()
+                || max_age.is_some()
+                || crate::bundle::release_statement::file_beside(path).is_file()
+        }
         BundleSource::Registry { .. } => false,
     }
 }
@@ -219,29 +217,22 @@ async fn load(
                 }
                 findings
             })?;
-            let at_path = statement_path(path, release.as_ref());
+            let (at_path, statement) =
+                release_statement::read_for(path, release.as_deref()).map_err(|f| vec![f])?;
             let at = Location::file(&at_path);
-            let statement = if release.is_some() || at_path.is_file() {
-                let max = release_statement::MAX_STATEMENT_BYTES as u64;
-                Some(crate::bundle::read_file(&at_path, max).map_err(|f| vec![f])?)
-            } else if require_statement {
+            if statement.is_none() && require_statement {
                 return Err(vec![Finding::new(
                     Code::SignatureDowngrade,
                     "the bundle was served with a release statement; the reloaded one comes without one",
                     at,
                 )]);
-            } else {
-                None
-            };
+            }
             let subject = release_statement::Subject {
                 name: bundle.name(),
                 version: bundle.version(),
                 digest: &digest,
             };
-            let freshness = release_statement::Freshness {
-                now: release_statement::now(),
-                max_age: *max_age,
-            };
+            let freshness = release_statement::Freshness::now(*max_age);
             release_statement::check(statement.as_deref(), subject, trust, freshness, &at)
                 .map_err(|f| vec![f])?;
             Ok((bundle, digest))

@@ -278,16 +278,8 @@ pub fn check_release_beside(
     bundle: &Bundle,
     trust: &TrustArgs,
 ) -> Result<Option<Vec<u8>>, Vec<Finding>> {
-    let statement_path = trust
-        .release
-        .clone()
-        .unwrap_or_else(|| release_statement::file_beside(path));
-    let statement = if trust.release.is_some() || statement_path.is_file() {
-        let max = release_statement::MAX_STATEMENT_BYTES as u64;
-        Some(skillbundle::bundle::read_file(&statement_path, max).map_err(|f| vec![f])?)
-    } else {
-        None
-    };
+    let (statement_path, statement) =
+        release_statement::read_for(path, trust.release.as_deref()).map_err(|f| vec![f])?;
     let limit = skillbundle::bundle::archive::ReadLimits::default().max_total_bytes;
     let bytes = skillbundle::bundle::read_file(path, limit).map_err(|f| vec![f])?;
     let digest = release_statement::file_digest(&bytes);
@@ -296,10 +288,7 @@ pub fn check_release_beside(
         version: bundle.version(),
         digest: &digest,
     };
-    let freshness = release_statement::Freshness {
-        now: release_statement::now(),
-        max_age: trust.max_age,
-    };
+    let freshness = release_statement::Freshness::now(trust.max_age);
     let at = skillbundle::finding::Location::file(&statement_path);
     release_statement::check(statement.as_deref(), subject, &trust.keys(), freshness, &at)
         .map_err(|f| vec![f])?;
