@@ -200,27 +200,67 @@ impl State {
         name: &str,
         version: &str,
         digest: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), NotAdmitted> {
         if let Some(kept) = self.sources.get(source) {
             if kept.name != name {
-                return Err(format!(
-                    "this source delivered the bundle {} before; it now names another bundle ({name}), which is how a tag moved to another signed product or channel looks",
-                    kept.name
-                ));
+                return Err(NotAdmitted::OtherBundle {
+                    before: kept.name.clone(),
+                    now: name.to_string(),
+                });
             }
         }
         let Some(highest) = self.highest.get(name) else {
             return Ok(());
         };
         match compare_versions(version, &highest.version) {
-            Ordering::Less => Err(format!(
-                "the bundle's version {version} is older than {}, the highest version of this bundle already accepted",
-                highest.version
-            )),
-            Ordering::Equal if highest.digest != digest => Err(format!(
-                "the bundle's version {version} was already accepted with other content; release versions are immutable"
-            )),
+            Ordering::Less => Err(NotAdmitted::Older {
+                version: version.to_string(),
+                highest: highest.version.clone(),
+            }),
+            Ordering::Equal if highest.digest != digest => Err(NotAdmitted::ContentChanged {
+                version: version.to_string(),
+            }),
             _ => Ok(()),
+        }
+    }
+}
+
+/// Why [`State::admits`] refused a delivered bundle: each is how a rollback or a moved
+/// tag looks from the agent's side.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotAdmitted {
+    /// The source delivered another bundle name before.
+    #[error("this source delivered the bundle {before} before; it now names another bundle ({now}), which is how a tag moved to another signed product or channel looks")]
+    OtherBundle {
+        /// The name it delivered before.
+        before: String,
+        /// The name it delivers now.
+        now: String,
+    },
+    /// The version is below the highest accepted for the name.
+    #[error("the bundle's version {version} is older than {highest}, the highest version of this bundle already accepted")]
+    Older {
+        /// The delivered version.
+        version: String,
+        /// The highest version accepted so far.
+        highest: String,
+    },
+    /// The version was accepted before with other content.
+    #[error("the bundle's version {version} was already accepted with other content; release versions are immutable")]
+    ContentChanged {
+        /// The delivered version.
+        version: String,
+    },
+}
+
+/// Every refusal is anti-rollback: `rollback_refused`.
+impl From<&NotAdmitted> for Code {
+    fn from(e: &NotAdmitted) -> Code {
+        match e {
+            NotAdmitted::OtherBundle { .. }
+            | NotAdmitted::Older { .. }
+            | NotAdmitted::ContentChanged { .. } => Code::RollbackRefused,
         }
     }
 }
@@ -441,7 +481,7 @@ async fn pull_and_accept(
     let source = reference.repository_key();
     if !options.allow_rollback {
         if let Err(why) = state.admits(&source, bundle.name(), bundle.version(), &digest) {
-            return Err(vec![Finding::new(Code::RollbackRefused, why, at).with_help(
+            return Err(vec![Finding::new(Code::from(&why), why.to_string(), at).with_help(
                 "publish a higher version of the same bundle; the state directory records, per source and per bundle name, what was accepted (an operator who means it passes --allow-rollback)",
             )]);
         }

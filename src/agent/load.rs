@@ -264,7 +264,7 @@ impl Bundle {
 
         let schema = match InterfaceSchema::packaged() {
             Ok(s) => s,
-            Err(msg) => return one(Code::InterfaceInvalid, msg, Location::default()),
+            Err(e) => return Err(vec![Finding::from(&e)]),
         };
         if parsed.skill_interface_schema.digest != *schema.digest() {
             return one(

@@ -183,17 +183,13 @@ fn check_skills(root: &Path, progress: &Progress, recorded: Option<&Ledger>) -> 
     };
     let schema = match InterfaceSchema::packaged() {
         Ok(s) => s,
-        Err(msg) => {
+        Err(e) => {
             return Checked {
                 workspace: Some(workspace),
                 skills: Vec::new(),
                 unassembled: Vec::new(),
                 release: None,
-                findings: vec![Finding::new(
-                    Code::InterfaceInvalid,
-                    msg,
-                    Location::default(),
-                )],
+                findings: vec![Finding::from(&e)],
             }
         }
     };
@@ -642,12 +638,8 @@ pub fn build(root: &Path, out_dir: &Path, options: &BuildOptions) -> Built {
     // check() already verified the packaged schema; this only reads its digest.
     let schema_digest: Digest = match InterfaceSchema::packaged() {
         Ok(s) => s.digest().clone(),
-        Err(msg) => {
-            checked.findings.push(Finding::new(
-                Code::InterfaceInvalid,
-                msg,
-                Location::default(),
-            ));
+        Err(e) => {
+            checked.findings.push(Finding::from(&e));
             return Built {
                 checked,
                 bundle: None,

@@ -234,9 +234,10 @@ pub fn verify_describe_response(
     advertised: &Binding,
     response: &Value,
 ) -> Result<VerifiedInterface, ErrorObject> {
-    if let Err(pointer) = crate::wire::json::check_numbers(response) {
+    if let Err(e) = crate::wire::json::check_numbers(response) {
         return Err(invalid(format!(
-            "the response has a number outside the I-JSON range at {pointer}"
+            "the response has a number outside the I-JSON range at {}",
+            e.pointer
         )));
     }
     if response.get("skill").and_then(Value::as_str) != Some(DESCRIBE_SKILL) {
@@ -284,7 +285,7 @@ pub fn verify_describe_response(
             ))
         }
     }
-    let schema = InterfaceSchema::packaged().map_err(invalid)?;
+    let schema = InterfaceSchema::packaged().map_err(|e| invalid(e.to_string()))?;
     // Reading the document also performs step 6: every inline schema against its digest.
     let typed = Document::read(schema, document).map_err(|problems| {
         let first = &problems[0];
@@ -602,10 +603,9 @@ fn check_reference(which: &str, reference: &Value) -> Result<(), ErrorObject> {
             "the {which} Schema Reference's version {version:?} is not MAJOR.MINOR"
         )));
     }
-    let declared: Digest = text("digest")
-        .unwrap_or_default()
-        .parse()
-        .map_err(|e: String| invalid(format!("the {which} Schema Reference: {e}")))?;
+    let declared: Digest = text("digest").unwrap_or_default().parse().map_err(
+        |e: crate::wire::digest::NotADigest| invalid(format!("the {which} Schema Reference: {e}")),
+    )?;
     if reference
         .pointer("/resolution/type")
         .and_then(Value::as_str)

@@ -202,7 +202,7 @@ pub fn verify(
             kids: vec![kid.to_string()],
         });
     };
-    check_header(&header).map_err(|reason| invalid(Some(kid), reason))?;
+    check_header(&header, kid)?;
 
     let signature_bytes = URL_SAFE_NO_PAD.decode(&signature.signature).map_err(|e| {
         invalid(
@@ -231,19 +231,20 @@ pub fn verify(
 }
 
 /// The header rules of step 3 of [`verify`].
-fn check_header(header: &Map<String, Value>) -> Result<(), String> {
+fn check_header(header: &Map<String, Value>, kid: &str) -> Result<(), JwsError> {
+    let refuse = |reason: String| Err(invalid(Some(kid), reason));
     match header.get("alg") {
         Some(Value::String(alg)) if alg == ALG => {}
         Some(Value::String(alg)) => {
-            return Err(format!(
+            return refuse(format!(
                 "\"alg\" is {alg:?}; only \"{ALG}\" (Ed25519) is accepted"
             ))
         }
-        Some(_) => return Err("\"alg\" is not a string".into()),
-        None => return Err("the protected header has no \"alg\"".into()),
+        Some(_) => return refuse("\"alg\" is not a string".into()),
+        None => return refuse("the protected header has no \"alg\"".into()),
     }
     if let Some(crit) = header.get("crit") {
-        return Err(format!(
+        return refuse(format!(
             "the protected header marks {crit} as critical; no JWS extensions are supported"
         ));
     }
@@ -251,11 +252,11 @@ fn check_header(header: &Map<String, Value>) -> Result<(), String> {
         None => {}
         Some(Value::String(typ))
             if typ.eq_ignore_ascii_case("JOSE") || typ.eq_ignore_ascii_case("JOSE+JSON") => {}
-        Some(other) => return Err(format!("\"typ\" is {other}; expected \"{TYP}\"")),
+        Some(other) => return refuse(format!("\"typ\" is {other}; expected \"{TYP}\"")),
     }
     match header.get("b64") {
         None | Some(Value::Bool(true)) => {}
-        Some(_) => return Err("unencoded payloads (\"b64\": false) are not supported".into()),
+        Some(_) => return refuse("unencoded payloads (\"b64\": false) are not supported".into()),
     }
     Ok(())
 }

@@ -24,6 +24,7 @@
 //! Errors are a [`KeyError`] whose message tells the user what to do; nothing here
 //! prints.
 
+use crate::finding::Code;
 use std::fmt;
 use std::fs;
 use std::io::{self, Write};
@@ -163,6 +164,32 @@ pub enum KeyError {
         #[source]
         source: io::Error,
     },
+}
+
+/// The one mapping of a key failure to a finding code: refusing to replace a key file,
+/// or a prefix that names no file, is about the path the caller gave (`path_invalid`,
+/// like `init` refusing to overwrite); a file that could not be read or written, or no
+/// randomness, is the environment (`io_error`); a key that could not be read from its
+/// text is a malformed signing input (`signature_invalid`).
+impl From<&KeyError> for Code {
+    fn from(e: &KeyError) -> Code {
+        match e {
+            KeyError::FileExists(_) | KeyError::InvalidPrefix(_) => Code::PathInvalid,
+            KeyError::Randomness(_) | KeyError::Io { .. } => Code::Io,
+            KeyError::NotPem { .. }
+            | KeyError::UnexpectedPem { .. }
+            | KeyError::MalformedPem(_)
+            | KeyError::NotEd25519PrivateKey { .. }
+            | KeyError::NotEd25519PublicKey { .. }
+            | KeyError::MalformedPrivateKey(_)
+            | KeyError::PublicKeyMismatch
+            | KeyError::MalformedPublicKey(_)
+            | KeyError::InvalidPoint(_)
+            | KeyError::WeakPublicKey
+            | KeyError::InvalidJwk(_)
+            | KeyError::KidMismatch { .. } => Code::SignatureInvalid,
+        }
+    }
 }
 
 /// An extra sentence for [`KeyError::UnexpectedPem`] pointing at the likely fix.
@@ -830,11 +857,9 @@ impl<'de> Deserialize<'de> for UniqueObject {
 }
 
 /// Parses `bytes` as one JSON object with unique top-level member names and
-/// nothing after it. The error is a human-readable reason.
-pub(crate) fn parse_unique_object(bytes: &[u8]) -> Result<Map<String, Value>, String> {
-    serde_json::from_slice::<UniqueObject>(bytes)
-        .map(|object| object.0)
-        .map_err(|e| e.to_string())
+/// nothing after it. The error's text is a human-readable reason.
+pub(crate) fn parse_unique_object(bytes: &[u8]) -> Result<Map<String, Value>, serde_json::Error> {
+    serde_json::from_slice::<UniqueObject>(bytes).map(|object| object.0)
 }
 
 /// The public keys an agent trusts to sign bundles, and whether it accepts unsigned ones.

@@ -62,13 +62,34 @@ fn plain_name(name: &str) -> bool {
     ) && !name.contains(['/', '\\'])
 }
 
+/// Why [`sign`] refused its list of files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignError {
+    /// A name is not one file name (a path, `..`, an empty name).
+    #[error("a release file is named by its file name alone")]
+    NotAFileName,
+    /// Two files have the same name.
+    #[error("two release files have the same name")]
+    DuplicateName,
+}
+
+/// Both refusals are about the names the caller gave: `path_invalid`.
+impl From<&SignError> for Code {
+    fn from(e: &SignError) -> Code {
+        match e {
+            SignError::NotAFileName | SignError::DuplicateName => Code::PathInvalid,
+        }
+    }
+}
+
 /// The document for `files` (name and content), signed with every key. A name that is
 /// not a single file name, or a name given twice, is refused.
-pub fn sign(files: &[(String, Vec<u8>)], keys: &[SigningKeyPair]) -> Result<Document, String> {
+pub fn sign(files: &[(String, Vec<u8>)], keys: &[SigningKeyPair]) -> Result<Document, SignError> {
     let mut entries: Vec<FileEntry> = Vec::with_capacity(files.len());
     for (name, bytes) in files {
         if !plain_name(name) {
-            return Err("a release file is named by its file name alone".into());
+            return Err(SignError::NotAFileName);
         }
         entries.push(FileEntry {
             name: name.clone(),
@@ -77,7 +98,7 @@ pub fn sign(files: &[(String, Vec<u8>)], keys: &[SigningKeyPair]) -> Result<Docu
     }
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     if entries.windows(2).any(|w| w[0].name == w[1].name) {
-        return Err("two release files have the same name".into());
+        return Err(SignError::DuplicateName);
     }
     let mut document = Document {
         format: FORMAT.into(),

@@ -39,16 +39,25 @@ const NEVER: &[&str] = &[
     "a2a-version",
 ];
 
+/// Why an operator's `--forward-header` value was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderRefused {
+    /// Not an HTTP field name.
+    #[error("write an HTTP header name (letters, digits and -!#$%&'*+.^_`|~)")]
+    NotAName,
+    /// One of the names never forwarded (the name, from that fixed list).
+    #[error("{0} is never forwarded: a hop-by-hop header, or one the gateway writes itself for the upstream")]
+    NeverForwarded(&'static str),
+}
+
 /// An operator's `--forward-header` value read as a header name: an HTTP field name
-/// that is not one of those never forwarded (the message says which rule it breaks).
-pub fn header_name(text: &str) -> Result<HeaderName, String> {
-    let name = HeaderName::from_bytes(text.trim().as_bytes()).map_err(|_| {
-        "write an HTTP header name (letters, digits and -!#$%&'*+.^_`|~)".to_string()
-    })?;
-    if NEVER.contains(&name.as_str()) {
-        return Err(format!(
-            "{name} is never forwarded: a hop-by-hop header, or one the gateway writes itself for the upstream"
-        ));
+/// that is not one of those never forwarded (the error says which rule it breaks).
+pub fn header_name(text: &str) -> Result<HeaderName, HeaderRefused> {
+    let name =
+        HeaderName::from_bytes(text.trim().as_bytes()).map_err(|_| HeaderRefused::NotAName)?;
+    if let Some(never) = NEVER.iter().find(|n| **n == name.as_str()) {
+        return Err(HeaderRefused::NeverForwarded(never));
     }
     Ok(name)
 }

@@ -314,6 +314,22 @@ pub fn admits(current: &Loaded, name: &str, version: &str, digest: &str) -> Resu
     }
 }
 
+/// Why the upstream's card did not give the gateway an upstream to forward to (the
+/// words name no upstream text: the kind of failure, or the client's own message).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotReady {
+    /// The HTTP client for the upstream could not be built.
+    #[error("{}", .0.as_str())]
+    Client(upstream::UpstreamError),
+    /// The card could not be fetched or read.
+    #[error("the upstream agent's card could not be read ({})", .0.as_str())]
+    Card(upstream::UpstreamError),
+    /// The card names no interface the gateway can use.
+    #[error("{}", .0.message)]
+    NoInterface(crate::client::final_task::Violation),
+}
+
 impl Gateway {
     /// A gateway serving `bundle` (loaded from `source`, `digest` its file digest).
     pub fn new(
@@ -353,18 +369,14 @@ impl Gateway {
 
     /// Read the upstream's Agent Card at `card_url` and choose its interface; retried
     /// by [`Gateway::connect`] until it succeeds.
-    pub async fn read_upstream(&self, card_url: &str) -> Result<(), String> {
+    pub async fn read_upstream(&self, card_url: &str) -> Result<(), NotReady> {
         let limits = self.settings.upstream;
-        let client = upstream::http_client(&limits).map_err(|e| e.as_str().to_string())?;
+        let client = upstream::http_client(&limits).map_err(NotReady::Client)?;
         let card = upstream::card(&client, card_url, &limits)
             .await
-            .map_err(|e| {
-                format!(
-                    "the upstream agent's card could not be read ({})",
-                    e.as_str()
-                )
-            })?;
-        let endpoint = crate::client::transport::endpoint(&card, None).map_err(|v| v.message)?;
+            .map_err(NotReady::Card)?;
+        let endpoint =
+            crate::client::transport::endpoint(&card, None).map_err(NotReady::NoInterface)?;
         let chosen = Upstream::new(client, endpoint, limits);
         *self.upstream.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(chosen));
         Ok(())
@@ -381,6 +393,7 @@ impl Gateway {
                     return;
                 }
                 Err(why) => {
+                    let why = why.to_string();
                     if last.as_deref() != Some(why.as_str()) {
                         self.log(LogRecord::warn("upstream_not_ready").with_message(why.clone()));
                         last = Some(why);

@@ -6,6 +6,7 @@
 //! refuses any copy whose JCS digest differs from the pin — a modified schema can never
 //! silently validate documents.
 
+use crate::finding::{Code, Finding, Location};
 use crate::wire::digest::Digest;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -31,6 +32,32 @@ pub struct SchemaViolation {
     pub message: String,
 }
 
+/// Why a copy of the Skill Interface Schema was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum IntegrityError {
+    /// The bytes are not I-JSON.
+    #[error("the Skill Interface Schema is not valid JSON: {0}")]
+    NotJson(crate::wire::json::JsonError),
+    /// The JCS digest is not [`PINNED_DIGEST`].
+    #[error("the Skill Interface Schema failed its integrity check: digest {found}, expected {PINNED_DIGEST}")]
+    DigestMismatch {
+        /// The digest of the refused copy.
+        found: Digest,
+    },
+    /// The schema has the pinned digest but does not compile (the validator's reason).
+    #[error("the Skill Interface Schema does not compile: {0}")]
+    DoesNotCompile(String),
+}
+
+/// The draft's condition for an unusable packaged schema: nothing can be validated, so
+/// every interface counts as invalid (`interface_invalid`), with no location of its own.
+impl From<&IntegrityError> for Finding {
+    fn from(e: &IntegrityError) -> Finding {
+        Finding::new(Code::InterfaceInvalid, e.to_string(), Location::default())
+    }
+}
+
 /// A verified, compiled Skill Interface Schema.
 pub struct InterfaceSchema {
     digest: Digest,
@@ -48,27 +75,24 @@ impl std::fmt::Debug for InterfaceSchema {
 impl InterfaceSchema {
     /// Check `bytes` against the pinned digest, then compile it. Any difference — even
     /// one that leaves the schema valid — is refused.
-    pub fn new(bytes: &[u8]) -> Result<InterfaceSchema, String> {
-        let value = crate::wire::json::parse(bytes)
-            .map_err(|e| format!("the Skill Interface Schema is not valid JSON: {e}"))?;
+    pub fn new(bytes: &[u8]) -> Result<InterfaceSchema, IntegrityError> {
+        let value = crate::wire::json::parse(bytes).map_err(IntegrityError::NotJson)?;
         let digest = Digest::of_value(&value);
         if digest.as_str() != PINNED_DIGEST {
-            return Err(format!(
-                "the Skill Interface Schema failed its integrity check: digest {digest}, expected {PINNED_DIGEST}"
-            ));
+            return Err(IntegrityError::DigestMismatch { found: digest });
         }
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft202012)
             .should_validate_formats(true)
             .offline()
             .build(&value)
-            .map_err(|e| format!("the Skill Interface Schema does not compile: {e}"))?;
+            .map_err(|e| IntegrityError::DoesNotCompile(e.to_string()))?;
         Ok(InterfaceSchema { digest, validator })
     }
 
     /// The packaged schema, verified and compiled once per process.
-    pub fn packaged() -> Result<&'static InterfaceSchema, String> {
-        static CELL: OnceLock<Result<InterfaceSchema, String>> = OnceLock::new();
+    pub fn packaged() -> Result<&'static InterfaceSchema, IntegrityError> {
+        static CELL: OnceLock<Result<InterfaceSchema, IntegrityError>> = OnceLock::new();
         CELL.get_or_init(|| InterfaceSchema::new(PACKAGED))
             .as_ref()
             .map_err(Clone::clone)
@@ -110,7 +134,11 @@ mod tests {
         let modified = text.replacen("\"minLength\": 1", "\"minLength\": 0", 1);
         assert_ne!(modified, text);
         let err = InterfaceSchema::new(modified.as_bytes()).unwrap_err();
-        assert!(err.contains("integrity check"), "{err}");
+        assert!(
+            matches!(err, IntegrityError::DigestMismatch { .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("integrity check"), "{err}");
         // Whitespace and member order are not modifications: the digest is over JCS.
         let reformatted = serde_json::to_vec(&crate::wire::json::parse(PACKAGED).unwrap()).unwrap();
         assert!(InterfaceSchema::new(&reformatted).is_ok());

@@ -30,7 +30,7 @@ use crate::card::a2a::{self, EXTENSION_URI};
 use crate::crypto::keys::TrustedKeys;
 use crate::crypto::keys::{self, KeyError, PublicKey};
 use crate::interface::condition::{Condition, Detected, ErrorObject};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -339,9 +339,7 @@ impl PyBundle {
         if allow_unsigned {
             trust = trust.and_allow_unsigned();
         }
-        let opened = py
-            .detach(|| pool::install(|| Bundle::open_path(&path, &trust)))
-            .map_err(PyRuntimeError::new_err)?;
+        let opened = py.detach(|| pool::install(|| Bundle::open_path(&path, &trust)))?;
         match opened {
             Ok(bundle) => Ok(PyBundle { bundle }),
             Err(findings) => Err(bundle_refused(py, &findings)),
@@ -404,8 +402,7 @@ impl PyBundle {
         let fetched = py
             .detach(|| {
                 pool::install(|| crate::agent::fetch::fetch(reference, &trust, &state, &options))
-            })
-            .map_err(PyRuntimeError::new_err)?
+            })?
             .map_err(|findings| bundle_refused(py, &findings))?;
         let (source, pinned, previous_version, refused) = match fetched.source {
             Source::Registry { pinned, previous } => ("registry", pinned, previous, Vec::new()),

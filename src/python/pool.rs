@@ -10,6 +10,8 @@
 //! and leaves the inherited one alone: dropping it would signal threads that are not
 //! there. When no thread can be started, the caller gets the reason, not a hang.
 
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::PyErr;
 use rayon::ThreadPool;
 use std::sync::{Arc, Mutex};
 
@@ -17,13 +19,25 @@ use std::sync::{Arc, Mutex};
 /// replace the slot, never while work runs.
 static POOL: Mutex<Option<(u32, Arc<ThreadPool>)>> = Mutex::new(None);
 
+/// The pool's threads could not be started (the operating system's reason).
+#[derive(Debug, thiserror::Error)]
+#[error("the threads that load a bundle could not be started: {0}")]
+pub struct PoolUnavailable(#[from] rayon::ThreadPoolBuildError);
+
+/// Python sees a pool that cannot start as a `RuntimeError`.
+impl From<PoolUnavailable> for PyErr {
+    fn from(e: PoolUnavailable) -> PyErr {
+        PyRuntimeError::new_err(e.to_string())
+    }
+}
+
 /// Run `work` inside this process's pool (its `rayon::scope`s and parallel iterators run
 /// on that pool's threads). `Err` says why the pool could not be started.
-pub fn install<R: Send>(work: impl FnOnce() -> R + Send) -> Result<R, String> {
+pub fn install<R: Send>(work: impl FnOnce() -> R + Send) -> Result<R, PoolUnavailable> {
     Ok(current()?.install(work))
 }
 
-fn current() -> Result<Arc<ThreadPool>, String> {
+fn current() -> Result<Arc<ThreadPool>, PoolUnavailable> {
     let pid = std::process::id();
     let mut slot = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some((owner, pool)) = slot.as_ref() {
@@ -34,8 +48,7 @@ fn current() -> Result<Arc<ThreadPool>, String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .thread_name(|i| format!("skillbundle-{i}"))
         .build()
-        .map(Arc::new)
-        .map_err(|e| format!("the threads that load a bundle could not be started: {e}"))?;
+        .map(Arc::new)?;
     if let Some(inherited) = slot.replace((pid, Arc::clone(&pool))) {
         // Built by the parent process: its threads do not exist here.
         std::mem::forget(inherited);

@@ -77,7 +77,7 @@ pub fn for_registry(registry: &str) -> Result<Credentials, Finding> {
         };
         if let Some(credentials) = lookup(&bytes, registry).map_err(|why| {
             Finding::at_file(
-                Code::RegistryUnauthorized,
+                Code::from(&why),
                 format!("the registry credentials file is unusable: {why}"),
                 &file,
             )
@@ -88,15 +88,44 @@ pub fn for_registry(registry: &str) -> Result<Credentials, Finding> {
     Ok(Credentials::Anonymous)
 }
 
+/// Why an auth file is unusable. The words name the rule broken, never what the file
+/// holds.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unusable {
+    /// The file is not JSON (the parser's reason: what it expected, and where).
+    #[error("not valid JSON ({0})")]
+    NotJson(serde_json::Error),
+    /// `auths` is there but not an object.
+    #[error("\"auths\" is not an object")]
+    AuthsNotObject,
+    /// An `auth` entry is not base64.
+    #[error("an \"auth\" entry is not base64")]
+    AuthNotBase64,
+    /// An `auth` entry decodes to something other than UTF-8.
+    #[error("an \"auth\" entry is not UTF-8 user:password")]
+    AuthNotUtf8,
+    /// An `auth` entry has no `:` between user and password.
+    #[error("an \"auth\" entry is not user:password")]
+    AuthNotUserPassword,
+}
+
+/// An unusable credentials file means no credentials could be presented:
+/// `registry_unauthorized`, whatever is wrong in it.
+impl From<&Unusable> for Code {
+    fn from(_: &Unusable) -> Code {
+        Code::RegistryUnauthorized
+    }
+}
+
 /// The entry for `registry` in the text of one auth file, if any.
-pub fn lookup(bytes: &[u8], registry: &str) -> Result<Option<Credentials>, String> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON ({e})"))?;
+pub fn lookup(bytes: &[u8], registry: &str) -> Result<Option<Credentials>, Unusable> {
+    let value: Value = serde_json::from_slice(bytes).map_err(Unusable::NotJson)?;
     let Some(auths) = value.get("auths") else {
         return Ok(None);
     };
     let Value::Object(auths) = auths else {
-        return Err("\"auths\" is not an object".into());
+        return Err(Unusable::AuthsNotObject);
     };
     let wanted = normalize(registry);
     let Some((_, entry)) = auths.iter().find(|(key, _)| normalize(key) == wanted) else {
@@ -120,12 +149,11 @@ pub fn lookup(bytes: &[u8], registry: &str) -> Result<Option<Credentials>, Strin
     if let Some(auth) = text("auth") {
         let decoded = STANDARD
             .decode(auth.trim())
-            .map_err(|_| "an \"auth\" entry is not base64".to_string())?;
-        let decoded = String::from_utf8(decoded)
-            .map_err(|_| "an \"auth\" entry is not UTF-8 user:password".to_string())?;
+            .map_err(|_| Unusable::AuthNotBase64)?;
+        let decoded = String::from_utf8(decoded).map_err(|_| Unusable::AuthNotUtf8)?;
         let (username, password) = decoded
             .split_once(':')
-            .ok_or_else(|| "an \"auth\" entry is not user:password".to_string())?;
+            .ok_or(Unusable::AuthNotUserPassword)?;
         return Ok(Some(Credentials::Basic {
             username: username.to_string(),
             password: password.to_string(),
@@ -184,7 +212,9 @@ mod tests {
     #[test]
     fn a_broken_entry_is_an_error_that_shows_no_secret() {
         let file = r#"{"auths": {"r.example": {"auth": "bm9jb2xvbg=="}}}"#;
-        let err = lookup(file.as_bytes(), "r.example").unwrap_err();
+        let err = lookup(file.as_bytes(), "r.example")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("user:password"), "{err}");
         assert!(!err.contains("nocolon"));
         let debug = format!(

@@ -702,7 +702,7 @@ pub fn check_manifest(bytes: &[u8], max_layer_bytes: u64) -> Result<Layer, (Code
         return invalid("the manifest is an index, not an OCI image manifest");
     }
     if let Err(why) = check_artifact_type(&manifest, ARTIFACT_TYPE) {
-        return invalid(&why);
+        return invalid(&why.to_string());
     }
     let Some(Value::Array(layers)) = manifest.get("layers") else {
         return invalid("the manifest has no layers array");
@@ -745,7 +745,7 @@ pub fn check_manifest(bytes: &[u8], max_layer_bytes: u64) -> Result<Layer, (Code
 ///
 /// The config blob itself is never read: an artifact's type is all it says. An
 /// `artifactType` and a config that name two different types is refused.
-pub fn check_artifact_type(manifest: &Value, expected: &str) -> Result<(), String> {
+pub fn check_artifact_type(manifest: &Value, expected: &'static str) -> Result<(), NotOfType> {
     let config = manifest
         .pointer("/config/mediaType")
         .and_then(Value::as_str);
@@ -754,17 +754,37 @@ pub fn check_artifact_type(manifest: &Value, expected: &str) -> Result<(), Strin
             if config == Some(EMPTY_CONFIG_MEDIA_TYPE) || config == Some(expected) {
                 Ok(())
             } else {
-                Err("the manifest's config is neither the OCI empty descriptor nor of the artifact's type".into())
+                Err(NotOfType::ConfigNotPlain)
             }
         }
-        Some(_) => Err(format!(
-            "the artifact is not of type {expected}: its artifactType is another"
-        )),
+        Some(_) => Err(NotOfType::OtherArtifactType { expected }),
         None if config == Some(expected) => Ok(()),
-        None => Err(format!(
-            "the artifact is not of type {expected}: it has no artifactType, and its config.mediaType (which then stands in for it) is another"
-        )),
+        None => Err(NotOfType::OtherConfigType { expected }),
     }
+}
+
+/// Why [`check_artifact_type`] refused a manifest. The words name the expected type,
+/// never the one the registry sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotOfType {
+    /// `artifactType` is right, but the config is neither empty nor of that type.
+    #[error(
+        "the manifest's config is neither the OCI empty descriptor nor of the artifact's type"
+    )]
+    ConfigNotPlain,
+    /// `artifactType` names another type.
+    #[error("the artifact is not of type {expected}: its artifactType is another")]
+    OtherArtifactType {
+        /// The type looked for.
+        expected: &'static str,
+    },
+    /// No `artifactType`, and `config.mediaType` names another type.
+    #[error("the artifact is not of type {expected}: it has no artifactType, and its config.mediaType (which then stands in for it) is another")]
+    OtherConfigType {
+        /// The type looked for.
+        expected: &'static str,
+    },
 }
 
 /// The annotations of a manifest, for display.

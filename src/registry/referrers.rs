@@ -135,42 +135,116 @@ pub fn signature_manifest(jws: &[u8], subject: &[u8], info: &BundleInfo) -> Vec<
 /// Check that manifest bytes are a signature referrer of the manifest `subject_digest`,
 /// and return its JWS layer. Either artifact form is accepted
 /// ([`registry::check_artifact_type`]). The messages never echo what the registry sent.
-pub fn check_signature_manifest(bytes: &[u8], subject_digest: &str) -> Result<Layer, String> {
-    let manifest = crate::wire::json::parse(bytes)
-        .map_err(|_| "its manifest is not valid I-JSON".to_string())?;
+pub fn check_signature_manifest(
+    bytes: &[u8],
+    subject_digest: &str,
+) -> Result<Layer, NotASignature> {
+    let manifest = crate::wire::json::parse(bytes).map_err(|_| NotASignature::NotIJson)?;
     let text = |pointer: &str| manifest.pointer(pointer).and_then(Value::as_str);
     if manifest.get("schemaVersion").and_then(Value::as_u64) != Some(2)
         || (manifest.get("mediaType").is_some() && text("/mediaType") != Some(MANIFEST_MEDIA_TYPE))
     {
-        return Err("it is not an OCI image manifest".into());
+        return Err(NotASignature::NotImageManifest);
     }
-    registry::check_artifact_type(&manifest, SIGNATURE_ARTIFACT_TYPE)?;
+    registry::check_artifact_type(&manifest, SIGNATURE_ARTIFACT_TYPE)
+        .map_err(NotASignature::ArtifactType)?;
     if text("/subject/digest") != Some(subject_digest) {
-        return Err("its subject is not the bundle's manifest".into());
+        return Err(NotASignature::OtherSubject);
     }
     let Some(Value::Array(layers)) = manifest.get("layers") else {
-        return Err("it has no layers array".into());
+        return Err(NotASignature::NoLayers);
     };
     let [layer] = layers.as_slice() else {
-        return Err("it does not have exactly one layer".into());
+        return Err(NotASignature::NotOneLayer);
     };
     if layer.get("mediaType").and_then(Value::as_str) != Some(JWS_MEDIA_TYPE) {
-        return Err(format!("its layer's media type is not {JWS_MEDIA_TYPE}"));
+        return Err(NotASignature::LayerMediaType);
     }
     let digest = layer.get("digest").and_then(Value::as_str).unwrap_or("");
     if !registry::is_sha256_digest(digest) {
-        return Err("its layer's digest is not sha256: and 64 lowercase hex digits".into());
+        return Err(NotASignature::LayerDigest);
     }
     match layer.get("size").and_then(Value::as_u64) {
         Some(size) if size <= MAX_REFERRER_JWS_BYTES => Ok(Layer {
             digest: digest.to_string(),
             size,
         }),
-        Some(_) => Err(format!(
-            "its layer is larger than {MAX_REFERRER_JWS_BYTES} bytes"
-        )),
-        None => Err("its layer's size is not a non-negative integer".into()),
+        Some(_) => Err(NotASignature::LayerTooLarge),
+        None => Err(NotASignature::LayerSize),
     }
+}
+
+/// Why [`check_signature_manifest`] refused a manifest (words of our own, nothing the
+/// registry sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NotASignature {
+    /// The bytes are not I-JSON.
+    #[error("its manifest is not valid I-JSON")]
+    NotIJson,
+    /// Not schema version 2, or another `mediaType`.
+    #[error("it is not an OCI image manifest")]
+    NotImageManifest,
+    /// Not of the signature artifact type.
+    #[error("{0}")]
+    ArtifactType(registry::NotOfType),
+    /// Its subject is another manifest.
+    #[error("its subject is not the bundle's manifest")]
+    OtherSubject,
+    /// No `layers` array.
+    #[error("it has no layers array")]
+    NoLayers,
+    /// Not exactly one layer.
+    #[error("it does not have exactly one layer")]
+    NotOneLayer,
+    /// The layer is not a JWS.
+    #[error("its layer's media type is not {JWS_MEDIA_TYPE}")]
+    LayerMediaType,
+    /// The layer's digest is not a sha256 digest.
+    #[error("its layer's digest is not sha256: and 64 lowercase hex digits")]
+    LayerDigest,
+    /// The layer is larger than [`MAX_REFERRER_JWS_BYTES`].
+    #[error("its layer is larger than {MAX_REFERRER_JWS_BYTES} bytes")]
+    LayerTooLarge,
+    /// The layer's size is not a non-negative integer.
+    #[error("its layer's size is not a non-negative integer")]
+    LayerSize,
+}
+
+/// Why one listed referrer does not vouch for the bundle: the registry lied, or it lists
+/// another party's signature (words of our own, nothing the registry sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unqualified {
+    /// The listed descriptor's digest is malformed.
+    #[error("a listed descriptor's digest is not sha256: and 64 lowercase hex digits")]
+    DescriptorDigest,
+    /// The listed manifest is not in the registry.
+    #[error("a listed referrer's manifest is not in the registry")]
+    ManifestMissing,
+    /// The manifest's bytes do not have the digest listed.
+    #[error("a listed referrer's manifest does not have the digest it is listed under")]
+    ManifestDigest,
+    /// The manifest is not a signature referrer of this bundle.
+    #[error("a listed referrer is not a signature of this bundle: {0}")]
+    NotASignature(NotASignature),
+    /// The JWS blob is missing or not what its descriptor says.
+    #[error("a referrer's JWS is missing or does not have its declared size and digest")]
+    JwsMissing,
+    /// The JWS blob is not a detached-payload JWS.
+    #[error("a referrer's JWS is not a JSON-serialized JWS with detached payload")]
+    JwsMalformed,
+    /// The JWS holds no signature.
+    #[error("a referrer's JWS holds no signature")]
+    NoSignature,
+    /// No signature names a trusted key.
+    #[error("a referrer's JWS is signed by no trusted key")]
+    Untrusted,
+    /// A signature names a trusted key and does not verify.
+    #[error(
+        "a referrer's JWS names a trusted key but does not verify over this bundle's manifest"
+    )]
+    DoesNotVerify,
 }
 
 /// The bundle manifest's signatures and their detached payload.
@@ -381,13 +455,14 @@ async fn verify_signature_within(
             fallback_tag(manifest_digest)
         )));
     }
-    let mut last = String::new();
+    let mut last: Option<Unqualified> = None;
     for descriptor in &candidates {
         match check_candidate(&mut session, descriptor, manifest_digest, &payload, trust).await? {
             Ok(verified) => return Ok(verified),
-            Err(why) => last = why,
+            Err(why) => last = Some(why),
         }
     }
+    let last = last.map(|why| why.to_string()).unwrap_or_default();
     Err(missing(format!(
         "{} signature referrer(s) of the bundle's manifest are listed, and none is signed by a trusted key over this bundle: {last}",
         candidates.len()
@@ -402,12 +477,10 @@ async fn check_candidate(
     subject_digest: &str,
     payload: &[u8],
     trust: &TrustedKeys,
-) -> Result<Result<VerifiedReferrer, String>, Finding> {
+) -> Result<Result<VerifiedReferrer, Unqualified>, Finding> {
     let digest = descriptor["digest"].as_str().unwrap_or("");
     if !registry::is_sha256_digest(digest) {
-        return Ok(Err(
-            "a listed descriptor's digest is not sha256: and 64 lowercase hex digits".into(),
-        ));
+        return Ok(Err(Unqualified::DescriptorDigest));
     }
     let bytes = match session
         .manifest(
@@ -418,33 +491,21 @@ async fn check_candidate(
         .await
     {
         Ok((bytes, _)) => bytes,
-        Err(f) if f.code == Code::ArtifactNotFound => {
-            return Ok(Err(
-                "a listed referrer's manifest is not in the registry".into()
-            ))
-        }
+        Err(f) if f.code == Code::ArtifactNotFound => return Ok(Err(Unqualified::ManifestMissing)),
         Err(f) => return Err(f),
     };
     if registry::sha256(&bytes) != digest {
-        return Ok(Err(
-            "a listed referrer's manifest does not have the digest it is listed under".into(),
-        ));
+        return Ok(Err(Unqualified::ManifestDigest));
     }
     let layer = match check_signature_manifest(&bytes, subject_digest) {
         Ok(layer) => layer,
-        Err(why) => {
-            return Ok(Err(format!(
-                "a listed referrer is not a signature of this bundle: {why}"
-            )))
-        }
+        Err(why) => return Ok(Err(Unqualified::NotASignature(why))),
     };
     let mut jws = Vec::new();
     match session.blob(&layer.digest, layer.size, &mut jws).await {
         Ok(()) => {}
         Err(f) if matches!(f.code, Code::DigestMismatch | Code::ArtifactNotFound) => {
-            return Ok(Err(
-                "a referrer's JWS is missing or does not have its declared size and digest".into(),
-            ))
+            return Ok(Err(Unqualified::JwsMissing))
         }
         Err(f) => return Err(f),
     }
@@ -453,9 +514,7 @@ async fn check_candidate(
         .and_then(|v| serde_json::from_value::<DetachedJws>(v).ok())
         .map(|doc| doc.signatures)
     else {
-        return Ok(Err(
-            "a referrer's JWS is not a JSON-serialized JWS with detached payload".into(),
-        ));
+        return Ok(Err(Unqualified::JwsMalformed));
     };
     Ok(
         match jws::verify_signatures(payload, &signatures, trust.keys()) {
@@ -463,13 +522,9 @@ async fn check_candidate(
                 digest: digest.to_string(),
                 by: by.into_iter().map(|k| k.0).collect(),
             }),
-            Err(JwsError::NoSignatures) => Err("a referrer's JWS holds no signature".into()),
-            Err(JwsError::UntrustedKey { .. }) => {
-                Err("a referrer's JWS is signed by no trusted key".into())
-            }
-            Err(JwsError::SignatureInvalid { .. }) => Err(
-                "a referrer's JWS names a trusted key but does not verify over this bundle's manifest".into(),
-            ),
+            Err(JwsError::NoSignatures) => Err(Unqualified::NoSignature),
+            Err(JwsError::UntrustedKey { .. }) => Err(Unqualified::Untrusted),
+            Err(JwsError::SignatureInvalid { .. }) => Err(Unqualified::DoesNotVerify),
         },
     )
 }
@@ -496,9 +551,10 @@ mod tests {
         assert_eq!(layer.digest, registry::sha256(jws));
         // Another subject: not a signature of this bundle.
         let other = registry::sha256(b"other");
-        assert!(check_signature_manifest(&manifest, &other)
-            .unwrap_err()
-            .contains("subject"));
+        assert_eq!(
+            check_signature_manifest(&manifest, &other),
+            Err(NotASignature::OtherSubject)
+        );
     }
 
     #[test]

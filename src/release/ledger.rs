@@ -127,10 +127,25 @@ fn versions_of<T>(map: &BTreeMap<(String, Version), T>, name: &str) -> Vec<Versi
 /// An attempt to record an identity that is already recorded with other content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
+    /// The identity: `schema <uri> version <v>` or `skill <id> version <v>`.
     pub what: String,
+    /// The digest recorded first.
     pub recorded: Digest,
+    /// The other digest offered for it.
     pub offered: Digest,
 }
+
+impl std::fmt::Display for Conflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} appears twice with different content ({} and {})",
+            self.what, self.recorded, self.offered
+        )
+    }
+}
+
+impl std::error::Error for Conflict {}
 
 impl Ledger {
     /// Every recorded version of a schema_uri, ascending. A range of the sorted keys, not
@@ -190,12 +205,12 @@ impl Ledger {
 
     /// Add a skill and the schemas it uses, as its Skill Interface Document names them
     /// (the schemas' canonical bytes are shared with the document, not copied).
-    pub fn add_document(&mut self, document: &Document) -> Result<(), String> {
+    pub fn add_document(&mut self, document: &Document) -> Result<(), Conflict> {
         let (skill, schemas) = entries_of(document);
         for s in schemas {
-            self.add_schema(s).map_err(|c| conflict_message(&c))?;
+            self.add_schema(s)?;
         }
-        self.add_skill(skill).map_err(|c| conflict_message(&c))?;
+        self.add_skill(skill)?;
         Ok(())
     }
 
@@ -607,13 +622,6 @@ fn pretty_list(out: &mut impl Write, items: impl Iterator<Item = Value>) -> std:
     out.write_all(if any { b"\n  ]" } else { b"[]" })
 }
 
-fn conflict_message(c: &Conflict) -> String {
-    format!(
-        "{} appears twice with different content ({} and {})",
-        c.what, c.recorded, c.offered
-    )
-}
-
 fn lock_finding(location: Location, message: String) -> Finding {
     Finding::new(Code::LockInvalid, message, location).with_help(
         "skillbundle.lock is written by `skillbundle build`; restore it from version control instead of editing it by hand",
@@ -763,7 +771,7 @@ impl<'a> Reader<'a> {
         match s.parse() {
             Ok(d) => Some(d),
             Err(e) => {
-                self.fail(&crate::wire::pointer::child(pointer, key), e);
+                self.fail(&crate::wire::pointer::child(pointer, key), e.to_string());
                 None
             }
         }

@@ -196,25 +196,29 @@ pub fn hex(bytes: &[u8]) -> String {
     s
 }
 
+/// A text that is not `sha256:` followed by 64 lowercase hex digits. The text itself
+/// is not repeated: it may come from a peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a digest: expected \"sha256:\" followed by 64 lowercase hex digits")]
+pub struct NotADigest;
+
 impl FromStr for Digest {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = NotADigest;
+    fn from_str(s: &str) -> Result<Self, NotADigest> {
         let ok = s.strip_prefix("sha256:").is_some_and(|h| {
             h.len() == 64 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
         });
         if ok {
             Ok(Digest(s.to_string()))
         } else {
-            Err(format!(
-                "{s:?} is not a digest: expected \"sha256:\" followed by 64 lowercase hex digits"
-            ))
+            Err(NotADigest)
         }
     }
 }
 
 impl TryFrom<String> for Digest {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
+    type Error = NotADigest;
+    fn try_from(s: String) -> Result<Self, NotADigest> {
         s.parse()
     }
 }

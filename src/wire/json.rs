@@ -724,10 +724,18 @@ fn canonical_integer_beyond_range(v: f64) -> bool {
     v.is_finite() && v.fract() == 0.0 && v.abs() > MAX_SAFE_INTEGER as f64 && v.abs() < 1e21
 }
 
+/// A number outside the I-JSON range, found by [`check_numbers`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the number at {} is not an I-JSON number (integers must stay within ±(2^53−1), floats finite)", if .pointer.is_empty() { "/" } else { .pointer.as_str() })]
+pub struct NumberOutOfRange {
+    /// The JSON Pointer of the first offending number (empty for the root).
+    pub pointer: String,
+}
+
 /// Check that a value obtained some other way (YAML, a library) satisfies the I-JSON
-/// number rule: every integer within ±(2^53−1), every float finite. Returns the JSON
-/// pointer of the first offending number.
-pub fn check_numbers(value: &Value) -> Result<(), String> {
+/// number rule: every integer within ±(2^53−1), every float finite. The error names the
+/// JSON pointer of the first offending number.
+pub fn check_numbers(value: &Value) -> Result<(), NumberOutOfRange> {
     let mut stack: Vec<(&Value, String)> = vec![(value, String::new())];
     while let Some((v, ptr)) = stack.pop() {
         match v {
@@ -741,7 +749,7 @@ pub fn check_numbers(value: &Value) -> Result<(), String> {
                         .is_some_and(|f| f.is_finite() && !canonical_integer_beyond_range(f))
                 };
                 if !ok {
-                    return Err(ptr);
+                    return Err(NumberOutOfRange { pointer: ptr });
                 }
             }
             Value::Array(items) => {
@@ -969,10 +977,15 @@ mod tests {
     fn checks_numbers_of_foreign_values() {
         assert!(check_numbers(&json!({"a": [1, 2.5]})).is_ok());
         assert_eq!(
-            check_numbers(&json!({"a": [1, 9007199254740992u64]})),
+            check_numbers(&json!({"a": [1, 9007199254740992u64]})).map_err(|e| e.pointer),
             Err("/a/1".to_string())
         );
-        assert_eq!(check_numbers(&json!([1e20])), Err("/0".to_string()));
+        assert_eq!(
+            check_numbers(&json!([1e20])),
+            Err(NumberOutOfRange {
+                pointer: "/0".into()
+            })
+        );
         assert!(check_numbers(&json!([1e21, 0.5])).is_ok());
     }
 }

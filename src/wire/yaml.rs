@@ -118,13 +118,10 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
 pub fn to_json(text: &str, max_depth: usize) -> Result<Value, YamlError> {
     let value: StrictValue =
         serde_saphyr::from_str_with_options(text, options(max_depth)).map_err(convert)?;
-    crate::wire::json::check_numbers(&value.0).map_err(|pointer| {
-        let position = locate(text, &pointer);
+    crate::wire::json::check_numbers(&value.0).map_err(|e| {
+        let position = locate(text, &e.pointer);
         YamlError {
-            message: format!(
-                "the number at {} is not an I-JSON number (integers must stay within ±(2^53−1), floats finite)",
-                if pointer.is_empty() { "/" } else { &pointer }
-            ),
+            message: e.to_string(),
             line: position.map(|p| p.0),
             column: position.map(|p| p.1),
             limit: false,

@@ -27,6 +27,7 @@ mod formats;
 // Needs the gateway (`skillbundle serve`) built in.
 #[cfg(feature = "gateway")]
 mod gateway_hostile;
+#[cfg(feature = "gateway")]
 mod gateway_keeper;
 mod governance;
 mod hostile;

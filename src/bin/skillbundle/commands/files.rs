@@ -74,10 +74,10 @@ pub fn run_sign(format: Format, args: SignArgs) -> ExitCode {
     }
     let document = match release_files::sign(&files, &args.sign_key) {
         Ok(d) => d,
-        Err(message) => {
+        Err(e) => {
             return fail(
                 format,
-                &[Finding::at_file(Code::PathInvalid, message, &args.out)],
+                &[Finding::at_file(Code::from(&e), e.to_string(), &args.out)],
             )
         }
     };

@@ -3,7 +3,7 @@
 use super::fail;
 use crate::render::{self, Format};
 use serde::Serialize;
-use skillbundle::crypto::keys::{KeyError, SigningKeyPair};
+use skillbundle::crypto::keys::SigningKeyPair;
 use skillbundle::finding::{Code, Finding};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -52,13 +52,8 @@ fn keygen(format: Format, prefix: &Path, pem: bool, force: bool) -> ExitCode {
     let (public, files) = match written {
         Ok(w) => w,
         Err(e) => {
-            // Refusing to replace a key is about the path the caller gave, like `init`
-            // refusing to overwrite: path_invalid, exit status 1.
-            let code = match e {
-                KeyError::FileExists(_) => Code::PathInvalid,
-                _ => Code::Io,
-            };
-            return fail(format, &[Finding::at_file(code, e.to_string(), prefix)]);
+            let f = Finding::at_file(Code::from(&e), e.to_string(), prefix);
+            return fail(format, &[f]);
         }
     };
     let doc = Report {
