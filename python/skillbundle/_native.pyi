@@ -118,6 +118,10 @@ class TaskGuard:
         """A value a publishing helper could not turn into a Data Part: `("fail", error)`
         (nested deeper than a Data Part carries: `resource_limit_exceeded`; not I-JSON:
         `output_invalid`), or `("hold", None)` when nothing is wrong with it."""
+    def uncarried(self) -> Verdict:
+        """The domain code published, past the helpers, a value a2a-sdk's protobuf refused
+        for its nesting: `("fail", error)` with `resource_limit_exceeded` (`("hold", None)`
+        when the Task had ended already)."""
     def message(self) -> Verdict:
         """The executor answered with a bare Message."""
     def returned(self) -> Verdict:

@@ -23,7 +23,12 @@ what they answer:
   The SDK's task store and every subscriber only ever see what the guard released, so
   nothing invalid reaches SendMessage, streaming, resubscription, GetTask or ListTasks.
 * An exception from `inner` ends the Task `TASK_STATE_FAILED` with a fixed message; the
-  exception goes to this module's logger, never to the caller.
+  exception goes to this module's logger, never to the caller. One class is the draft's
+  own: a value `inner` published past the helpers (the SDK's `TaskUpdater`,
+  `new_data_part`, an `Artifact` it built) nested deeper than a Data Part carries makes
+  the SDK's protobuf raise inside `inner`'s own call; the Task then fails with the
+  draft's `resource_limit_exceeded` error object (the library's, `TaskGuard.uncarried`),
+  still without the exception's text.
 
 `inner` is either a plain `AgentExecutor` (its `event_queue` then has a `call`
 attribute, the `SkillCall`) or an object with `async def invoke(self, call)`, which gets
@@ -82,6 +87,7 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError, EncodeError
 
 from skillbundle import EXTENSION_URI, Bundle, InterfaceError
 from skillbundle._native import (
@@ -174,6 +180,22 @@ def _refuse_operation(refusal: tuple[str, str] | None) -> None:
     raise UnsupportedOperationError(message=message)
 
 
+#: What protobuf says when it refuses a message for its nesting: upb's decoder (which
+#: a2a-sdk's constructors and copies go through) past its depth limit, and `json_format`
+#: (a2a-sdk's `new_data_part`) past its recursion limit, a cycle included.
+_NESTING_REFUSALS = ("upb_DecodeOptions_MaxDepth", "Message too deep")
+
+
+def _nesting_refused(exc: BaseException) -> bool:
+    """Whether `exc` is a2a-sdk's protobuf refusing to hold a value for its nesting — the
+    domain code published, past the executor's helpers, a value deeper than a Data Part
+    carries. Any other exception (a protobuf one included) is not."""
+    if not isinstance(exc, (DecodeError, EncodeError, json_format.ParseError)):
+        return False
+    text = str(exc)
+    return any(marker in text for marker in _NESTING_REFUSALS)
+
+
 def _error_message(error: dict[str, Any]) -> Message:
     message = Message(
         role=Role.ROLE_AGENT, message_id=str(uuid.uuid4()), parts=[new_data_part(error)]
@@ -256,9 +278,14 @@ class _GuardedQueue:
             TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
         )
 
-    async def fail_internally(self) -> None:
-        """The domain code raised: the Task fails with the fixed message."""
+    async def fail_internally(self, exc: BaseException) -> None:
+        """The domain code raised `exc`: the Task fails with the fixed message, or with
+        `resource_limit_exceeded` when the SDK refused a value it published for its
+        nesting. Nothing of `exc` is published."""
         if self._guard.finished:
+            return
+        if _nesting_refused(exc):
+            await self._apply(self._guard.uncarried())
             return
         self._guard.abort()
         self._artifacts.clear()
@@ -596,13 +623,13 @@ class SchemaEnforcingExecutor(AgentExecutor):
             else:
                 await self.inner.execute(context, queue)
             await queue.returned()
-        except InterfaceError:
+        except InterfaceError as e:
             if not queue.finished:  # not a refusal by the guard: the domain code's own
                 log.exception("the domain executor raised for task %s", context.task_id)
-                await queue.fail_internally()
-        except Exception:
+                await queue.fail_internally(e)
+        except Exception as e:
             log.exception("the domain executor raised for task %s", context.task_id)
-            await queue.fail_internally()
+            await queue.fail_internally(e)
         finally:
             self._running.pop(context.task_id, None)
         if guard.interrupted and not guard.finished:
@@ -627,9 +654,9 @@ class SchemaEnforcingExecutor(AgentExecutor):
             return
         try:
             await self.inner.cancel(context, queue)
-        except Exception:
+        except Exception as e:
             log.exception("the domain executor's cancel raised for task %s", task_id)
-            await queue.fail_internally()
+            await queue.fail_internally(e)
 
     @staticmethod
     async def _start(context: RequestContext, event_queue: Any) -> TaskUpdater:

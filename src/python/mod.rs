@@ -878,6 +878,18 @@ impl PyTaskGuard {
         }
     }
 
+    /// The domain code published, past the helpers, a value a2a-sdk's protobuf refused
+    /// to hold for its nesting (the adapter saw the SDK raise, not the value):
+    /// `("fail", InterfaceError)` with `resource_limit_exceeded`, and nothing more of the
+    /// Task is published. `("hold", None)` when the Task had already ended.
+    fn uncarried<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        if self.guard.is_finished() {
+            return enforce::verdict(py, Verdict::Hold);
+        }
+        self.guard.abort();
+        enforce::verdict(py, enforce::uncarried_output())
+    }
+
     /// The executor answered with a bare Message.
     fn message<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let v = self.guard.message(&self.bundle.get().bundle);

@@ -38,6 +38,7 @@ from a2a.utils.errors import (
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
+from google.protobuf.struct_pb2 import Value
 from a2a.types import (
     Artifact,
     CancelTaskRequest,
@@ -161,6 +162,14 @@ class Careless(AgentExecutor):
                 new_data_part({"error": {"code": "output_invalid", "message": "no"}}), new_text_part("sorry")]))
         elif how == "slow":
             await asyncio.sleep(30)
+        elif how in RAW_DEEP:
+            # Published past the helpers: the SDK's protobuf raises inside this very call.
+            await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND, last_chunk=True)
+            await RAW_DEEP[how](up)
+            await up.complete()
+        elif how == "protobuf-own":
+            # Domain code whose own protobuf parsing fails: not a value it published.
+            Value.FromString(b"\x12\x01")
         elif how == "deep-mutated":
             # Built in place (no constructor copies it), nested deeper than a Data Part carries.
             event = TaskArtifactUpdateEvent(task_id=context.task_id, context_id=context.context_id, last_chunk=True)
@@ -190,6 +199,23 @@ def cycle() -> Any:
     looped: dict[str, Any] = {"result": "condition_met"}
     looped["self"] = looped
     return looped
+
+
+async def _deep_status(up: TaskUpdater) -> None:
+    await up.complete(Message(role=Role.ROLE_AGENT, message_id="d", parts=[new_data_part(nest(33))]))
+
+
+#: Values no Data Part can carry, published through the raw SDK (`TaskUpdater`,
+#: `new_data_part`): protobuf refuses them inside the domain code's own call, with upb's
+#: DecodeError (33 levels in an Artifact or a status Message; 34 to 100 in `new_data_part`) or json_format's
+#: ParseError (beyond 100, or a cycle).
+RAW_DEEP = {
+    "raw-deep-33": lambda up: up.add_artifact([new_data_part(nest(33))], name=SKILL),
+    "raw-deep-40": lambda up: up.add_artifact([new_data_part(nest(40))], name=SKILL),
+    "raw-deep-1000": lambda up: up.add_artifact([new_data_part(nest(1000))], name=SKILL),
+    "raw-cycle": lambda up: up.add_artifact([new_data_part(cycle())], name=SKILL),
+    "raw-deep-status": _deep_status,
+}
 
 
 #: Results the domain code hands to `call.complete` that no Data Part can carry.
@@ -792,6 +818,25 @@ async def test_an_event_nested_too_deep_fails_the_task(caller: Caller, example_r
     assert error_of(out.task)["code"] == "resource_limit_exceeded"
     assert not any(a.name == SKILL for a in out.seen)
     assert SECRET not in str(out.events)
+
+
+@pytest.mark.parametrize("how", sorted(RAW_DEEP))
+async def test_a_value_too_deep_published_through_the_raw_sdk_fails_the_task_with_the_drafts_error(
+        caller: Caller, example_request: dict, how: str) -> None:
+    out = await caller.send(invoke(example_request, how))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED, out.task.status
+    error = error_of(out.task)
+    assert error["code"] == "resource_limit_exceeded", error
+    assert "upb" not in error["message"] and "protobuf" not in error["message"].lower(), error
+    assert not any(a.name == SKILL for a in out.seen)
+    assert SECRET not in str(out.events) and SECRET not in str(out.task)
+
+
+async def test_a_protobuf_error_of_the_domain_codes_own_keeps_the_fixed_failure(
+        caller: Caller, example_request: dict) -> None:
+    out = await caller.send(invoke(example_request, "protobuf-own"))
+    assert out.task.status.state == TaskState.TASK_STATE_FAILED, out.task.status
+    assert [p.text for p in out.task.status.message.parts] == [INTERNAL_FAILURE]
 
 
 @pytest.mark.parametrize("how", sorted(DEEP))
