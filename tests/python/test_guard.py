@@ -1,7 +1,8 @@
 """RequestGuard, Limits and BoundedTaskStore in front of a real a2a-sdk server.
 
 One agent serves both bindings (JSON-RPC at /rpc, HTTP+JSON at the SDK's REST paths)
-behind `RequestGuard` with small limits; the requests are raw bytes sent with httpx, as
+behind `RequestGuard` with small limits, wired as the README's server example wires it
+(the executor's own request handler, `SchemaEnforcingExecutor.request_handler`); the requests are raw bytes sent with httpx, as
 a hostile caller sends them. Each class of body the SDK would read loosely (duplicate
 members, integers beyond 2^53, UTF-16 text) is refused with the binding's parse error,
 each body beyond a limit with the binding's invalid-request error carrying
@@ -22,7 +23,6 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from skillbundle import EXTENSION_URI, Bundle
 from skillbundle.a2a import BoundedTaskStore, Limits, RequestGuard, SchemaEnforcingExecutor, agent_card
@@ -46,16 +46,16 @@ class Agent:
 
 @pytest.fixture(scope="module")
 def agent(signed: Signed) -> Iterator[Agent]:
-    yield from serve_guarded(signed, LIMITS, enforcing_handler=False)
+    yield from serve_guarded(signed, LIMITS)
 
 
 @pytest.fixture(scope="module")
 def default_agent(signed: Signed) -> Iterator[Agent]:
-    """The README's wiring: `Limits()` and the executor's own request handler."""
-    yield from serve_guarded(signed, Limits(), enforcing_handler=True)
+    """The README's defaults: `Limits()`."""
+    yield from serve_guarded(signed, Limits())
 
 
-def serve_guarded(signed: Signed, limits: Limits, *, enforcing_handler: bool) -> Iterator[Agent]:
+def serve_guarded(signed: Signed, limits: Limits) -> Iterator[Agent]:
     bundle = Bundle.open(signed.bundle, trust=[signed.jwk])
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -68,8 +68,7 @@ def serve_guarded(signed: Signed, limits: Limits, *, enforcing_handler: bool) ->
     toy = ToyEvaluator()
     store = BoundedTaskStore(max_finished=MAX_FINISHED)
     executor = SchemaEnforcingExecutor(bundle, toy)
-    handler = (executor.request_handler(card, task_store=store) if enforcing_handler
-               else DefaultRequestHandler(agent_executor=executor, task_store=store, agent_card=card))
+    handler = executor.request_handler(card, task_store=store)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/rpc") + create_rest_routes(handler)
     app = RequestGuard(Starlette(routes=routes), jsonrpc_paths=["/rpc"], limits=limits)
     srv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
