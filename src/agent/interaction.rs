@@ -80,6 +80,18 @@ impl Operation {
         }
     }
 
+    /// Whether the operation is a send whose configuration carries a push-notification
+    /// config.
+    pub fn push_config(self) -> bool {
+        matches!(
+            self,
+            Operation::SendMessage {
+                push_config: true,
+                ..
+            } | Operation::SendStreamingMessage { push_config: true }
+        )
+    }
+
     /// The operation named by its A2A 1.0 method name, with the send's configuration
     /// flags (ignored by the other operations); `None` for any other name.
     pub fn from_method(method: &str, return_immediately: bool, push_config: bool) -> Option<Self> {

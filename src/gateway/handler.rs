@@ -247,7 +247,13 @@ impl Shared {
             .ok_or_else(A2AError::invalid_agent_response)
     }
 
-    /// Route a Message: what the gateway answers itself, or what it forwards.
+    /// Route a Message: what the gateway answers itself, or what it forwards. A send
+    /// with a push-notification config is refused with A2A's
+    /// `PushNotificationNotSupportedError` whatever it is (governed, base, describe_skill,
+    /// a follow-up), as the gateway's card says (`capabilities.pushNotifications: false`,
+    /// [`super::card`]), before anything else and before the upstream is asked anything:
+    /// the gateway offers no push notifications, and an upstream given the config would
+    /// push to the caller what the gateway never saw.
     async fn plan(
         &self,
         loaded: &Loaded,
@@ -255,6 +261,10 @@ impl Shared {
         message: &Message,
         operation: Operation,
     ) -> Result<Plan, A2AError> {
+        if operation.push_config() {
+            self.refused("push_notification_not_supported");
+            return Err(A2AError::push_notification_not_supported());
+        }
         let bundle = &loaded.bundle;
         let parts: Vec<RoutedPart<'_>> = message
             .parts
@@ -362,10 +372,7 @@ impl Shared {
 
     /// The skill's `interaction` declaration applied to `operation`
     /// ([`crate::agent::interaction`]): A2A's `TaskNotCancelableError` or
-    /// `UnsupportedOperationError`, before the upstream is called. A governed Task that
-    /// would have its updates pushed is refused too, whatever the skill declares: the
-    /// gateway cannot check what an upstream pushes to the caller directly, and offers no
-    /// push notifications itself.
+    /// `UnsupportedOperationError`, before the upstream is called.
     fn interaction(
         &self,
         loaded: &Loaded,
@@ -390,17 +397,6 @@ impl Shared {
                     )])),
                 ),
             ]));
-        }
-        let pushed = matches!(
-            operation,
-            Operation::SendMessage {
-                push_config: true,
-                ..
-            } | Operation::SendStreamingMessage { push_config: true }
-        );
-        if skill.is_some() && pushed {
-            self.refused("push_notification_not_supported");
-            return Err(A2AError::push_notification_not_supported());
         }
         Ok(())
     }

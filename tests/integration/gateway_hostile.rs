@@ -397,6 +397,16 @@ async fn send(url: &str, data: Value) -> Value {
         .0
 }
 
+/// The gateway's Agent Card, as a client reads it.
+pub(crate) async fn card_of(url: &str) -> Value {
+    reqwest::get(format!("{url}/.well-known/agent-card.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 pub(crate) fn state(task: &Value) -> &str {
     task.pointer("/status/state")
         .and_then(Value::as_str)
@@ -659,12 +669,7 @@ async fn base_requests_pass_through_unless_the_extension_is_required() {
     let strict = start(Upstream::Echo, |s| s.require_extension = true).await;
     let (answer, _) = rpc(&strict.url, "SendMessage", json!({"message": plain}), false).await;
     assert_eq!(answer["error"]["code"], json!(-32008), "{answer}");
-    let card: Value = reqwest::get(format!("{}/.well-known/agent-card.json", strict.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = card_of(&strict.url).await;
     let ext = card["capabilities"]["extensions"]
         .as_array()
         .unwrap()
@@ -701,12 +706,7 @@ async fn the_http_json_binding_checks_the_same_way() {
     let refused: Value = post(invalid).await.unwrap().json().await.unwrap();
     assert_eq!(error_code(&refused["task"]), "input_invalid", "{refused}");
     assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 1);
-    let card: Value = reqwest::get(format!("{}/.well-known/agent-card.json", gw.url))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let card: Value = card_of(&gw.url).await;
     let bindings: Vec<&str> = card["supportedInterfaces"]
         .as_array()
         .unwrap()
@@ -1236,10 +1236,11 @@ async fn operations_a_skill_does_not_declare_are_refused_before_the_upstream() {
             .starts_with(no_stream),
         "{rest}"
     );
-    // A push config for a skill without `push` (evaluate_resource_condition: sync,
-    // stream); and for one with it, the gateway's own refusal (it cannot check pushes).
+    // A push config, for a skill without `push` (evaluate_resource_condition: sync,
+    // stream) or with it: the gateway offers no push notifications at all (its card
+    // says so), which A2A answers with PushNotificationNotSupportedError.
     let push = json!({"url": "https://caller.example/hook"});
-    for (request, code) in [(request_object(), -32004), (config_request(), -32003)] {
+    for (request, code) in [(request_object(), -32003), (config_request(), -32003)] {
         let (answer, _) = rpc(
             &gw.url,
             "SendMessage",
@@ -1299,4 +1300,101 @@ async fn operations_a_skill_does_not_declare_are_refused_before_the_upstream() {
         metrics.contains("skillbundle_gateway_refusals_total{code=\"task_not_cancelable\"} 1"),
         "{metrics}"
     );
+}
+
+/// The gateway's card says `capabilities.pushNotifications: false`, so no request may
+/// leave a push-notification config with it, whatever the request is: A2A's
+/// `PushNotificationNotSupportedError` (-32003) for a send that carries one (a base
+/// request, a follow-up, describe_skill, a governed request whose skill declares
+/// `push`) and for every push-config method, on both bindings, blocking and streaming,
+/// and the upstream is never called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_configs_are_refused_as_the_card_says_and_never_reach_the_upstream() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let card: Value = card_of(&gw.url).await;
+    assert_eq!(
+        card["capabilities"]["pushNotifications"],
+        json!(false),
+        "{card}"
+    );
+    let push = json!({"url": "https://caller.example/hook", "token": SECRET});
+    let base = json!({"question": "anything"});
+    let describe = json!({"skill": "describe_skill", "arguments": {"skill_id": SKILL}});
+    let follow_up = json!({"messageId": "m-2", "role": "ROLE_USER", "taskId": "t-1", "parts": [{"text": "more"}]});
+    let sends = [
+        (message(base.clone()), false),
+        (message(base), true),
+        (message(describe), true),
+        (message(config_request()), true),
+        (follow_up, false),
+    ];
+    let client = reqwest::Client::new();
+    for (msg, activate) in &sends {
+        let params = json!({"message": msg, "configuration": {"taskPushNotificationConfig": push}});
+        for method in ["SendMessage", "SendStreamingMessage"] {
+            let (answer, _) = rpc(&gw.url, method, params.clone(), *activate).await;
+            let answer = answer.as_array().map_or(&answer, |e| &e[0]).clone();
+            assert_eq!(
+                answer["error"]["code"],
+                json!(-32003),
+                "{method} {msg}: {answer}"
+            );
+            assert!(!answer.to_string().contains(SECRET), "{answer}");
+        }
+        for path in ["/message:send", "/message:stream"] {
+            let mut request = client
+                .post(format!("{}{path}", gw.url))
+                .header("A2A-Version", "1.0")
+                .header("Content-Type", "application/json")
+                .body(params.to_string());
+            if *activate {
+                request = request.header("A2A-Extensions", URI);
+            }
+            let response = request.send().await.unwrap();
+            let status = response.status();
+            let text = response.text().await.unwrap();
+            assert!(status.is_client_error(), "{path} {msg}: {status} {text}");
+            assert!(
+                text.contains("PUSH_NOTIFICATION_NOT_SUPPORTED"),
+                "{path} {msg}: {text}"
+            );
+            assert!(!text.contains(SECRET), "{text}");
+        }
+    }
+    // The push-config methods, on both bindings.
+    let config = json!({"taskId": "t-1", "url": "https://caller.example/hook", "token": SECRET});
+    for (method, params) in [
+        ("CreateTaskPushNotificationConfig", config.clone()),
+        (
+            "GetTaskPushNotificationConfig",
+            json!({"taskId": "t-1", "id": "c-1"}),
+        ),
+        ("ListTaskPushNotificationConfigs", json!({"taskId": "t-1"})),
+        (
+            "DeleteTaskPushNotificationConfig",
+            json!({"taskId": "t-1", "id": "c-1"}),
+        ),
+    ] {
+        let (answer, _) = rpc(&gw.url, method, params, true).await;
+        assert_eq!(answer["error"]["code"], json!(-32003), "{method}: {answer}");
+    }
+    let configs = format!("{}/tasks/t-1/pushNotificationConfigs", gw.url);
+    for request in [
+        client.post(&configs).body(config.to_string()),
+        client.get(format!("{configs}/c-1")),
+        client.get(&configs),
+        client.delete(format!("{configs}/c-1")),
+    ] {
+        let response = request
+            .header("A2A-Version", "1.0")
+            .header("Content-Type", "application/json")
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        assert!(status.is_client_error(), "{status} {text}");
+        assert!(text.contains("PUSH_NOTIFICATION_NOT_SUPPORTED"), "{text}");
+    }
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
 }
