@@ -10,6 +10,7 @@ use super::metrics::Metrics;
 use super::tasks::{InFlight, TaskIndex};
 use super::upstream::{self, Upstream, UpstreamLimits};
 use crate::agent::body::BodyLimits;
+use crate::agent::fetch::Source;
 use crate::agent::task::Limits as TaskLimits;
 use crate::agent::Bundle;
 use crate::crypto::keys::TrustedKeys;
@@ -173,7 +174,20 @@ pub async fn load_bundle(
     source: &BundleSource,
     trust: &TrustedKeys,
 ) -> Result<(Bundle, String), Vec<Finding>> {
-    load(source, trust, false).await
+    load(source, trust, Purpose::Start).await
+}
+
+/// Why the bundle is loaded: to start (a registry's last good bundle, kept in the state
+/// directory, serves when the registry's cannot be had or is refused), or to reload (the
+/// source's own bundle or nothing: the last good one is what is served already, and a
+/// reload that did not get the source's bundle is refused, as it is from a file).
+#[derive(Debug, Clone, Copy)]
+enum Purpose {
+    Start,
+    /// With `require_statement`: the bundle file was served with a release statement.
+    Reload {
+        require_statement: bool,
+    },
 }
 
 /// The release statement file of a bundle file: `release`, or the one beside `path`.
@@ -194,14 +208,20 @@ fn has_statement(source: &BundleSource) -> bool {
     }
 }
 
-/// Load the bundle from `source`; a bundle file's release statement is checked (as
-/// `verify` checks it), and required when `require_statement`.
+/// Load the bundle from `source` for `purpose`; a bundle file's release statement is
+/// checked (as `verify` checks it), and required on a reload when the start had one.
 async fn load(
     source: &BundleSource,
     trust: &TrustedKeys,
-    require_statement: bool,
+    purpose: Purpose,
 ) -> Result<(Bundle, String), Vec<Finding>> {
     use crate::bundle::release_statement;
+    let require_statement = matches!(
+        purpose,
+        Purpose::Reload {
+            require_statement: true
+        }
+    );
     match source {
         BundleSource::File {
             path,
@@ -243,6 +263,11 @@ async fn load(
             state: Some(dir),
         } => {
             let fetched = crate::agent::fetch::fetch_async(reference, trust, dir, options).await?;
+            if let (Purpose::Reload { .. }, Source::LastGood { refused, .. }) =
+                (purpose, fetched.source)
+            {
+                return Err(refused);
+            }
             let limit = crate::bundle::archive::ReadLimits::default().max_total_bytes;
             let bytes = crate::bundle::read_file(&fetched.file, limit).map_err(|f| vec![f])?;
             Ok((
@@ -409,7 +434,10 @@ impl Gateway {
     /// with the bundle they started with.
     pub async fn reload(&self) {
         let current = self.loaded();
-        let outcome = match load(&self.source, &self.trust, self.statement_at_start).await {
+        let purpose = Purpose::Reload {
+            require_statement: self.statement_at_start,
+        };
+        let outcome = match load(&self.source, &self.trust, purpose).await {
             Err(findings) => Err(findings),
             Ok((bundle, digest)) => {
                 match admits(&current, bundle.name(), bundle.version(), &digest)

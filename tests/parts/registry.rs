@@ -28,6 +28,7 @@ harness::tests! {
     a_registry_with_the_referrers_api_lists_the_signature_itself needs [RegistryTools],
     release_statements_travel_beside_the_bundle_and_in_the_manifest needs [RegistryTools],
     serve_polls_a_registry_and_keeps_the_last_good_bundle needs [RegistryTools],
+    serve_with_a_state_directory_counts_a_reload_it_kept_the_last_good_bundle_for_as_refused needs [RegistryTools],
 }
 
 use common::*;
@@ -1532,6 +1533,26 @@ fn release_statements_travel_beside_the_bundle_and_in_the_manifest() {
 /// is served at the next poll (seen in /metrics and the card); an older one, or one no
 /// trusted key signed, is refused and the served bundle stays.
 fn serve_polls_a_registry_and_keeps_the_last_good_bundle() {
+    serve_polls(false);
+}
+
+/// The same with `--state DIR`: the registry's bundle refused, `fetch` hands back the
+/// last good one (the one served), and the reload still counts as refused, never as
+/// unchanged.
+fn serve_with_a_state_directory_counts_a_reload_it_kept_the_last_good_bundle_for_as_refused() {
+    serve_polls(true);
+}
+
+/// A reload outcome's count in the gateway's metrics.
+fn reloads(metrics: &str, outcome: &str) -> u64 {
+    let line = format!("skillbundle_gateway_reloads_total{{outcome=\"{outcome}\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(line.as_str()))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+fn serve_polls(with_state: bool) {
     let registry = Registry::start(None);
     let ws = bundles();
     let stable = format!("{}/skills/net:stable", registry.host());
@@ -1541,22 +1562,27 @@ fn serve_polls_a_registry_and_keeps_the_last_good_bundle() {
     let log_file = logs.path().join("serve.log");
     let reference = format!("oci://{stable}");
     let listen = format!("127.0.0.1:{port}");
+    let state = logs.path().join("state");
     // The upstream is never reached: the card and /metrics do not need it.
-    let mut gateway = Command::new(env!("CARGO_BIN_EXE_skillbundle"))
-        .args([
-            "serve",
-            "--bundle",
-            &reference,
-            "--trust",
-            TRUST,
-            "--plain-http",
-            "--upstream",
-            "http://127.0.0.1:9",
-            "--listen",
-            &listen,
-            "--poll",
-            "1s",
-        ])
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skillbundle"));
+    command.args([
+        "serve",
+        "--bundle",
+        &reference,
+        "--trust",
+        TRUST,
+        "--plain-http",
+        "--upstream",
+        "http://127.0.0.1:9",
+        "--listen",
+        &listen,
+        "--poll",
+        "1s",
+    ]);
+    if with_state {
+        command.arg("--state").arg(&state);
+    }
+    let mut gateway = command
         .current_dir(ws.path())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log_file).unwrap())
@@ -1609,8 +1635,17 @@ fn serve_polls_a_registry_and_keeps_the_last_good_bundle() {
     // The tag moved back to 0.1.0: refused, 0.2.0 stays.
     assert_eq!(push(ws.path(), V1, &stable, &[]).status, 0);
     let refused = "skillbundle_gateway_reloads_total{outcome=\"refused\"}";
-    wait_for("the rollback refused", &|m| m.contains(refused));
+    let at_refusal = wait_for("the rollback refused", &|m| m.contains(refused));
     assert_eq!(card_version(), "0.2.0");
+    // Every later poll of the rolled-back tag is refused again; none is "unchanged".
+    let later = wait_for("the rollback refused again", &|m| {
+        reloads(m, "refused") >= reloads(&at_refusal, "refused") + 2
+    });
+    assert_eq!(
+        reloads(&later, "unchanged"),
+        reloads(&at_refusal, "unchanged"),
+        "{later}"
+    );
 
     // 0.3.0 signed by no trusted key: refused, 0.2.0 stays.
     let yaml = ws.path().join("skillbundle.yaml");
