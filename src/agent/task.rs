@@ -29,17 +29,20 @@
 //!   [`Limits::max_artifact_bytes`] of data per Artifact (its Data Parts as JSON);
 //!   beyond either, the Task fails with `resource_limit_exceeded`.
 //! - Once failed, the guard is finished: nothing more of the Task is published.
+//!
+//! What a whole Artifact, a completed Task's Artifacts and a final status may hold is
+//! decided in [`crate::interface::task_rules`], the rule set the client's reading of a
+//! final Task (`client::final_task`) applies too; this guard adds what only an
+//! executor's event stream raises: when to hold and release, chunks, limits, and
+//! Artifacts changed after they were published.
 
 use crate::agent::Bundle;
 use crate::interface::condition::{Condition, Detected, ErrorObject};
+use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The member of the skill result object naming the skill (draft: "Domain-skill
-/// invocation").
-pub const RESULT_OBJECT_SKILL: &str = "skill";
-/// The member of the skill result object holding the domain output.
-pub const RESULT_OBJECT_RESULT: &str = "result";
+pub use crate::interface::task_rules::{State, RESULT_OBJECT_RESULT, RESULT_OBJECT_SKILL};
 
 /// The per-Task limits of the rule set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,80 +67,6 @@ impl Default for Limits {
             max_records: Self::DEFAULT_MAX_RECORDS,
             max_artifact_bytes: Self::DEFAULT_MAX_ARTIFACT_BYTES,
         }
-    }
-}
-
-/// The A2A task states a guard distinguishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Submitted,
-    Working,
-    InputRequired,
-    AuthRequired,
-    Completed,
-    Failed,
-    Canceled,
-    Rejected,
-}
-
-impl State {
-    /// Each state and its A2A 1.0 wire name: the one table of task-state names (the
-    /// Python face and the executor read them from here).
-    const WIRE: [(State, &'static str); 8] = [
-        (State::Submitted, "TASK_STATE_SUBMITTED"),
-        (State::Working, "TASK_STATE_WORKING"),
-        (State::InputRequired, "TASK_STATE_INPUT_REQUIRED"),
-        (State::AuthRequired, "TASK_STATE_AUTH_REQUIRED"),
-        (State::Completed, "TASK_STATE_COMPLETED"),
-        (State::Failed, "TASK_STATE_FAILED"),
-        (State::Canceled, "TASK_STATE_CANCELED"),
-        (State::Rejected, "TASK_STATE_REJECTED"),
-    ];
-
-    /// From the A2A 1.0 wire name (`TASK_STATE_COMPLETED`, ...).
-    pub fn from_wire(name: &str) -> Option<State> {
-        State::WIRE
-            .iter()
-            .find(|(_, wire)| *wire == name)
-            .map(|(state, _)| *state)
-    }
-
-    /// The A2A 1.0 wire name (`TASK_STATE_COMPLETED`, ...).
-    pub fn wire_name(self) -> &'static str {
-        State::WIRE
-            .iter()
-            .find(|(state, _)| *state == self)
-            .map(|(_, wire)| *wire)
-            .expect("every state has a wire name")
-    }
-
-    /// The state an A2A task state is, if a guard distinguishes it (not `Unspecified`).
-    pub fn from_task_state(state: &a2a_types::TaskState) -> Option<State> {
-        use a2a_types::TaskState as T;
-        Some(match state {
-            T::Unspecified => return None,
-            T::Submitted => State::Submitted,
-            T::Working => State::Working,
-            T::InputRequired => State::InputRequired,
-            T::AuthRequired => State::AuthRequired,
-            T::Completed => State::Completed,
-            T::Failed => State::Failed,
-            T::Canceled => State::Canceled,
-            T::Rejected => State::Rejected,
-        })
-    }
-
-    /// The Task waits for the caller (input or authorization).
-    pub fn is_interrupted(self) -> bool {
-        matches!(self, State::InputRequired | State::AuthRequired)
-    }
-
-    /// The Task has ended.
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            State::Completed | State::Failed | State::Canceled | State::Rejected
-        )
     }
 }
 
@@ -200,6 +129,51 @@ fn failure(code: Condition, message: impl Into<String>) -> ErrorObject {
     ErrorObject::new(code, Detected::DuringProcessing, message)
 }
 
+/// The error object a guard fails its Task with for a broken requirement.
+fn broken(fault: Fault) -> ErrorObject {
+    fault.error(Detected::DuringProcessing)
+}
+
+/// One skill's output schemas as a loaded bundle holds them: what the shared rule set
+/// ([`task_rules`]) checks a Task's Artifacts with.
+struct SkillOutput<'b> {
+    bundle: &'b Bundle,
+    skill_id: &'b str,
+}
+
+impl OutputSchemas for SkillOutput<'_> {
+    fn skill_id(&self) -> &str {
+        self.skill_id
+    }
+
+    fn record_kinds(&self) -> Vec<&str> {
+        self.bundle
+            .document(self.skill_id)
+            .map(|d| {
+                d.records()
+                    .iter()
+                    .filter_map(|r| r.kind.as_deref())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn check_result(&self, result: &Value) -> Result<(), ErrorObject> {
+        self.bundle.check_result(self.skill_id, result)
+    }
+
+    fn check_record(&self, kind: &str, record: &Value) -> Result<(), ErrorObject> {
+        self.bundle.check_record(self.skill_id, kind, record)
+    }
+}
+
+impl Held {
+    /// The data of each assembled Part, as the rule set reads Parts.
+    fn parts(&self) -> Vec<Option<&Value>> {
+        self.parts.iter().map(Option::as_ref).collect()
+    }
+}
+
 /// Compact-JSON length of a value, without writing it.
 fn json_len(value: &Value) -> usize {
     match value {
@@ -233,13 +207,14 @@ impl TaskGuard {
     /// The skill result object `{"skill": <skill_id>, "result": <output>}`: the data of
     /// the primary result Artifact's single Data Part.
     pub fn result_object(&self, output: Value) -> Value {
-        let mut object = serde_json::Map::with_capacity(2);
-        object.insert(
-            RESULT_OBJECT_SKILL.to_string(),
-            Value::from(self.skill_id.as_str()),
-        );
-        object.insert(RESULT_OBJECT_RESULT.to_string(), output);
-        Value::Object(object)
+        task_rules::result_object(&self.skill_id, output)
+    }
+
+    fn schemas<'b>(&'b self, bundle: &'b Bundle) -> SkillOutput<'b> {
+        SkillOutput {
+            bundle,
+            skill_id: &self.skill_id,
+        }
     }
 
     /// The guard failed the Task, or saw it end: nothing more is published.
@@ -305,20 +280,12 @@ impl TaskGuard {
             existing => {
                 if existing.is_none() && !primary && !append {
                     // A new record Artifact: its kind must be declared, whatever follows.
-                    let declared = bundle.document(&self.skill_id).is_some_and(|d| {
-                        d.records().iter().any(|r| r.kind.as_deref() == Some(name))
-                    });
-                    if !declared {
-                        let error = bundle
-                            .check_record(&self.skill_id, name, &Value::Null)
-                            .err()
-                            .unwrap_or_else(|| {
-                                failure(
-                                    Condition::OutputInvalid,
-                                    "the record's kind is not declared",
-                                )
-                            });
-                        return self.fail(error);
+                    let schemas = SkillOutput {
+                        bundle,
+                        skill_id: &self.skill_id,
+                    };
+                    if let Err(fault) = task_rules::artifact_role(&schemas, Some(name)) {
+                        return self.fail(broken(fault));
                     }
                     self.records += 1;
                     if self.records > self.limits.max_records {
@@ -376,30 +343,12 @@ impl TaskGuard {
         Verdict::Release(vec![artifact_id.to_string()])
     }
 
-    /// The single Data Part of a held Artifact.
-    fn single_data(held: &Held) -> Option<&Value> {
-        match held.parts.as_slice() {
-            [Some(v)] => Some(v),
-            _ => None,
-        }
-    }
-
+    /// The shared rule set on one held Artifact, whole.
     fn check_held(&self, bundle: &Bundle, artifact_id: &str) -> Result<(), ErrorObject> {
         let held = &self.held[artifact_id];
-        let skill = self.skill_id.as_str();
-        if held.name == skill {
-            return bundle.check_result_object(skill, Self::single_data(held));
-        }
-        match Self::single_data(held) {
-            Some(record) => bundle.check_record(skill, &held.name, record),
-            None => Err(failure(
-                Condition::OutputInvalid,
-                format!(
-                    "the {} record Artifact must carry exactly one Part, a Data Part holding the record",
-                    held.name
-                ),
-            )),
-        }
+        task_rules::check_artifact(&self.schemas(bundle), Some(&held.name), &held.parts())
+            .map(drop)
+            .map_err(broken)
     }
 
     /// A status change to `state` (its wire name; an unknown name is treated as working).
@@ -412,31 +361,23 @@ impl TaskGuard {
         let state = State::from_wire(state).unwrap_or(State::Working);
         let release = match state {
             State::Completed => {
-                let primaries = self
-                    .order
-                    .iter()
-                    .filter(|id| self.held[*id].name == self.skill_id)
-                    .count();
-                let already = self.published.values().any(|n| *n == self.skill_id);
-                if primaries > 1 || (already && primaries > 0) {
-                    return self.fail(failure(
-                        Condition::OutputInvalid,
-                        format!(
-                            "the Task has more than one primary result Artifact (named {}): exactly one is allowed",
-                            self.skill_id
-                        ),
-                    ));
-                }
-                if primaries == 0 && !already {
-                    let error = bundle
-                        .check_result_object(&self.skill_id, None)
-                        .expect_err("no result object is never a valid result");
-                    return self.fail(error);
-                }
-                for id in &self.order {
-                    if let Err(e) = self.check_held(bundle, id) {
-                        return self.fail(e);
-                    }
+                // Everything the Task holds: what was published (checked then), and what
+                // is held, in arrival order.
+                let mut artifacts: Vec<ArtifactView> = self
+                    .published
+                    .values()
+                    .map(|name| ArtifactView {
+                        name: Some(name),
+                        parts: None,
+                    })
+                    .collect();
+                artifacts.extend(self.order.iter().map(|id| ArtifactView {
+                    name: Some(&self.held[id].name),
+                    parts: Some(self.held[id].parts()),
+                }));
+                let checked = task_rules::completed_artifacts(&self.schemas(bundle), &artifacts);
+                if let Err(fault) = checked {
+                    return self.fail(broken(fault));
                 }
                 std::mem::take(&mut self.order)
             }
@@ -482,8 +423,9 @@ impl TaskGuard {
             return Verdict::Hold;
         }
         if let Some(state) = State::from_wire(state) {
-            if let Err(e) = error_placement(state, parts) {
-                return self.fail(e);
+            let parts: Vec<Option<&Value>> = parts.iter().map(Option::as_ref).collect();
+            if let Err(fault) = task_rules::status_error(state, &parts) {
+                return self.fail(broken(fault));
             }
         }
         self.status(bundle, state)
@@ -522,45 +464,6 @@ impl TaskGuard {
     }
 }
 
-/// The draft's placement of an error object in a final status (see
-/// [`TaskGuard::status_with_message`]).
-fn error_placement(state: State, parts: &[Option<Value>]) -> Result<(), ErrorObject> {
-    let detected = match state {
-        State::Rejected => Detected::BeforeAcceptance,
-        State::Failed => Detected::DuringProcessing,
-        _ => return Ok(()),
-    };
-    let reports = parts
-        .iter()
-        .flatten()
-        .any(|d| d.as_object().is_some_and(|o| o.contains_key("error")));
-    if !reports {
-        return Ok(());
-    }
-    let placed = match parts {
-        [Some(data)] if data.as_object().is_some_and(|o| o.len() == 1) => {
-            serde_json::from_value::<ErrorObject>(data.clone())
-                .ok()
-                .map(|mut e| {
-                    e.detected = detected;
-                    e
-                })
-        }
-        _ => None,
-    };
-    let expected = match state {
-        State::Rejected => a2a_types::TaskState::Rejected,
-        _ => a2a_types::TaskState::Failed,
-    };
-    match placed {
-        Some(e) if e.task_state() == Some(expected) => Ok(()),
-        _ => Err(failure(
-            Condition::OutputInvalid,
-            "the Task's final status reports an error object that is not the draft's: one Data Part {\"error\": {\"code\", \"message\"?, \"details\"?}} whose condition leads to this task state",
-        )),
-    }
-}
-
 /// The verdict for an Artifact whose data is not I-JSON (`why`, at `pointer` within the
 /// offending Part's data): the Task fails with `output_invalid`
 /// (`resource_limit_exceeded` when nested too deep).
@@ -584,21 +487,15 @@ impl Bundle {
         skill_id: &str,
         data: Option<&Value>,
     ) -> Result<(), ErrorObject> {
-        let shaped = data.and_then(Value::as_object).filter(|o| {
-            o.len() == 2
-                && o.get(RESULT_OBJECT_SKILL).and_then(Value::as_str) == Some(skill_id)
-                && o.contains_key(RESULT_OBJECT_RESULT)
-        });
-        let Some(object) = shaped else {
-            return Err(failure(
-                Condition::OutputInvalid,
-                format!(
-                    "the Task has no valid primary result: exactly one Artifact named {skill_id} whose single Data Part is the skill result object {{\"skill\": \"{skill_id}\", \"result\": <output>}}"
-                ),
-            ));
+        let schemas = SkillOutput {
+            bundle: self,
+            skill_id,
         };
-        // Details point into the domain output, as input_invalid's point into arguments.
-        self.check_result(skill_id, &object[RESULT_OBJECT_RESULT])
+        match data {
+            Some(object) => task_rules::check_result_object(&schemas, object).map(drop),
+            None => task_rules::primary_count(skill_id, 0),
+        }
+        .map_err(broken)
     }
 
     /// The domain skill a Task invokes, from the data of its first Message's Data Part:
@@ -983,33 +880,6 @@ mod tests {
     }
 
     #[test]
-    fn state_names_are_a2a_1_0_wire_names_both_ways() {
-        let every = [
-            a2a_types::TaskState::Submitted,
-            a2a_types::TaskState::Working,
-            a2a_types::TaskState::InputRequired,
-            a2a_types::TaskState::AuthRequired,
-            a2a_types::TaskState::Completed,
-            a2a_types::TaskState::Failed,
-            a2a_types::TaskState::Canceled,
-            a2a_types::TaskState::Rejected,
-        ];
-        for task_state in every {
-            let state = State::from_task_state(&task_state).unwrap();
-            // The wire name is a2a-types' own serialization of the same state.
-            assert_eq!(json!(state.wire_name()), json!(task_state));
-            assert_eq!(State::from_wire(state.wire_name()), Some(state));
-            assert_eq!(state.is_terminal(), task_state.is_terminal());
-        }
-        assert_eq!(
-            State::from_task_state(&a2a_types::TaskState::Unspecified),
-            None
-        );
-        assert_eq!(State::from_wire("TASK_STATE_UNSPECIFIED"), None);
-        assert_eq!(State::from_wire("completed"), None);
-    }
-
-    #[test]
     fn the_result_object_is_what_the_result_check_accepts() {
         let b = example_bundle();
         let g = guard();
@@ -1029,5 +899,122 @@ mod tests {
         assert_eq!(b.invoked_skill(&describe), None);
         assert_eq!(b.invoked_skill(&json!({"skill": "nope"})), None);
         assert_eq!(b.invoked_skill(&json!([1])), None);
+    }
+
+    /// One Artifact of a generated Task: its name and each Part (`None`: a text Part).
+    type Generated = (String, Vec<Option<Value>>);
+
+    fn generated_artifact() -> impl proptest::strategy::Strategy<Value = Generated> {
+        use proptest::prelude::*;
+        // Weighted towards what a well-behaved executor publishes, so that both
+        // answers (released and failed) are met often.
+        let name = prop_oneof![
+            3 => Just(SKILL.to_string()),
+            3 => Just(KIND.to_string()),
+            1 => Just("diary".to_string()),
+            1 => Just(String::new()),
+        ];
+        let part = prop_oneof![
+            1 => Just(None),
+            4 => Just(Some(result("condition_met"))),
+            1 => Just(Some(result("maybe"))),
+            1 => Just(Some(json!({"skill": "other", "result": {}}))),
+            4 => Just(Some(record())),
+            1 => Just(Some(json!({"record_id": 1}))),
+        ];
+        let parts = prop_oneof![
+            4 => proptest::collection::vec(part.clone(), 1..=1),
+            1 => proptest::collection::vec(part, 0..3),
+        ];
+        (name, parts)
+    }
+
+    /// The executor's guard and the client's reading of the final Task decide the same
+    /// requirements (`interface::task_rules`): a completion the guard releases is a Task
+    /// the client accepts, and one it fails is one the client refuses, with the same
+    /// condition — and, when the guard decides at completion on a rule of the set (not
+    /// a schema's), the same message. Both answers are met among the generated Tasks.
+    #[test]
+    fn the_guard_and_the_client_agree_on_every_artifact_set() {
+        use proptest::prelude::*;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let b = example_bundle();
+        let binding = b.document(SKILL).unwrap().binding();
+        let verified =
+            crate::client::verify_describe_response(&binding, &b.describe_skill(SKILL).unwrap())
+                .unwrap();
+        let (released, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        // Any set of Artifacts, or a well-behaved one (its records, the result among them).
+        let well_behaved = (0..4usize, 0..4usize).prop_map(|(records, at)| {
+            let mut set: Vec<Generated> = (0..records)
+                .map(|_| (KIND.to_string(), vec![Some(record())]))
+                .collect();
+            let result = (SKILL.to_string(), vec![Some(result("condition_met"))]);
+            set.insert(at.min(records), result);
+            set
+        });
+        let sets = prop_oneof![
+            proptest::collection::vec(generated_artifact(), 0..5),
+            well_behaved,
+        ];
+        let tasks = (sets, proptest::collection::vec(any::<bool>(), 5));
+        let mut runner = proptest::test_runner::TestRunner::default();
+        let outcome = runner.run(&tasks, |(artifacts, last_chunks)| {
+            let mut g = guard();
+            let mut early = None;
+            for (i, (name, parts)) in artifacts.iter().enumerate() {
+                let id = format!("a{i}");
+                let v = g.artifact(b, &id, name, parts.clone(), false, last_chunks[i]);
+                if let Verdict::Fail(e) = v {
+                    early = Some(e);
+                    break;
+                }
+            }
+            let guard_says = match early.clone() {
+                Some(e) => Err(e),
+                None => match g.status(b, "TASK_STATE_COMPLETED") {
+                    Verdict::Release(_) => Ok(()),
+                    Verdict::Fail(e) => Err(e),
+                    Verdict::Hold => panic!("a completion is decided"),
+                },
+            };
+            let artifacts: Vec<Value> = artifacts
+                .iter()
+                .enumerate()
+                .map(|(i, (name, parts))| {
+                    let parts: Vec<Value> = parts
+                        .iter()
+                        .map(|p| match p {
+                            Some(data) => json!({"data": data}),
+                            None => json!({"text": "x"}),
+                        })
+                        .collect();
+                    json!({"artifactId": format!("a{i}"), "name": name, "parts": parts})
+                })
+                .collect();
+            let task = json!({"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": artifacts});
+            match (guard_says, crate::client::final_task::skill_result(&task, &verified)) {
+                (Ok(()), Ok(crate::client::final_task::Ending::Completed(_))) => {
+                    released.fetch_add(1, Ordering::Relaxed);
+                }
+                (Err(e), Err(v)) => {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                    prop_assert_eq!(Some(e.code()), v.condition);
+                    // The rule set's own words (a schema's failure is worded by each
+                        // side's validator, and carries details).
+                    if early.is_none() && e.details().is_empty() {
+                        prop_assert_eq!(e.message(), v.message.as_str());
+                    }
+                }
+                (g, c) => prop_assert!(false, "guard {g:?}, client {c:?}"),
+            }
+            Ok(())
+        });
+        outcome.unwrap();
+        let (released, failed) = (released.into_inner(), failed.into_inner());
+        assert!(
+            released > 0 && failed > 0,
+            "released {released}, failed {failed}"
+        );
     }
 }

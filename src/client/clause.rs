@@ -11,6 +11,7 @@
 //! most of them; "Client-agent behavior" the ones the client itself enforces before it
 //! sends anything.
 
+use crate::interface::task_rules::Requirement;
 use serde::Serialize;
 
 /// How strongly the draft states a requirement.
@@ -219,6 +220,20 @@ impl Clause {
             Clause::Transport => {
                 "the agent answers in the selected binding's form, within the client's time and size limits"
             }
+        }
+    }
+}
+
+impl Clause {
+    /// The clause that states a requirement of the rule set both sides apply to a
+    /// Task (`interface::task_rules`).
+    pub fn of(requirement: Requirement) -> Clause {
+        match requirement {
+            Requirement::PrimaryResult => Clause::PrimaryResult,
+            Requirement::ResultValid => Clause::ResultValid,
+            Requirement::SupportingRecord => Clause::SupportingRecords,
+            Requirement::ErrorObject => Clause::ErrorObject,
+            Requirement::ErrorState => Clause::ErrorState,
         }
     }
 }

@@ -15,13 +15,16 @@
 //!
 //! Pure functions of JSON values (the A2A 1.0 JSON form): the wire client
 //! (`client::call`), the conformance probe (`client::probe`) and the Python client share
-//! them. The domain checks themselves are [`VerifiedInterface`]'s; a broken rule comes
-//! back as a [`Violation`] naming its [`Clause`], a JSON pointer into the Task, and a
-//! bounded excerpt of what the agent sent.
+//! them. The requirements on a domain skill's Task — its Artifacts, its error object and
+//! its state — are decided in [`crate::interface::task_rules`], the rule set the agent's
+//! guard applies too, with [`VerifiedInterface`]'s schemas; this module reads the Task
+//! and turns a broken rule into a [`Violation`] naming its [`Clause`], a JSON pointer
+//! into the Task, and a bounded excerpt of what the agent sent.
 
 use crate::client::clause::Clause;
 use crate::client::VerifiedInterface;
-use crate::interface::condition::{Condition, Detected, ErrorObject};
+use crate::interface::condition::{Condition, ErrorObject};
+use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas, State};
 use crate::interface::DESCRIBE_SKILL;
 use a2a_types::TaskState;
 use serde::Serialize;
@@ -78,6 +81,32 @@ impl Violation {
             pointer.push_str(&detail.instance_path);
         }
         Violation::new(clause, pointer, error.message()).with_condition(error.code())
+    }
+
+    /// A broken requirement of the shared rule set, found in `checked` (the value the
+    /// fault's pointer is relative to), which sits at `at` in the Task. The pointer goes
+    /// on into the checked value when the fault has details; the evidence quotes what
+    /// is at the fault's pointer (or the nearest member above it that exists).
+    pub fn from_fault(fault: Fault, at: &str, checked: &Value) -> Self {
+        let mut quoted = fault.pointer.as_str();
+        let evidence = loop {
+            if let Some(v) = checked.pointer(quoted) {
+                break v;
+            }
+            quoted = &quoted[..quoted.rfind('/').unwrap_or(0)];
+        };
+        let mut pointer = format!("{at}{}", fault.pointer);
+        if let Some(detail) = fault.details.first() {
+            pointer.push_str(&detail.instance_path);
+        }
+        Violation {
+            clause: Clause::of(fault.requirement),
+            condition: fault.condition,
+            pointer,
+            message: fault.message,
+            evidence: None,
+        }
+        .with_evidence(evidence)
     }
 }
 
@@ -153,8 +182,8 @@ pub fn task_of(response: &Value, clause: Clause) -> Result<&Value, Violation> {
     Err(Violation::new(clause, "", message).with_evidence(response))
 }
 
-/// The task's `status.state`, parsed.
-fn state(task: &Value) -> Result<(TaskState, String), Violation> {
+/// The task's `status.state`, parsed (`None` for `TASK_STATE_UNSPECIFIED`).
+fn state(task: &Value) -> Result<(Option<State>, String), Violation> {
     let text = task
         .pointer("/status/state")
         .and_then(Value::as_str)
@@ -174,112 +203,43 @@ fn state(task: &Value) -> Result<(TaskState, String), Violation> {
         )
         .with_evidence(&json!(text))
     })?;
-    Ok((parsed, text.to_string()))
+    Ok((State::from_task_state(&parsed), text.to_string()))
 }
 
 /// The data of a parts list that must be exactly one Data Part.
 fn single_data(parts: Option<&Value>) -> Option<&Value> {
-    match parts.and_then(Value::as_array).map(Vec::as_slice) {
-        Some([part]) => part.get("data"),
-        _ => None,
-    }
+    task_rules::single_data(task_rules::parts_data(parts)?)
 }
 
 /// Read a task that did not complete: a refusal (checked) or a stop.
-fn ending_of<T>(task: &Value, state: TaskState, name: String) -> Result<Ending<T>, Violation> {
-    if !matches!(state, TaskState::Rejected | TaskState::Failed) {
-        return Ok(Ending::Stopped { state: name });
+fn ending_of<T>(task: &Value, state: Option<State>, name: String) -> Result<Ending<T>, Violation> {
+    match state {
+        Some(state) if state.is_refusal() => {
+            let error = refused(task, state)?;
+            Ok(Ending::Refused(Refusal { state: name, error }))
+        }
+        _ => Ok(Ending::Stopped { state: name }),
     }
-    let error = refusal_error(task)?;
-    let allowed: Vec<TaskState> = [Detected::BeforeAcceptance, Detected::DuringProcessing]
-        .into_iter()
-        .filter_map(|d| ErrorObject::new(error.code(), d, "").task_state())
-        .collect();
-    if !allowed.contains(&state) {
-        return Err(Violation::new(
-            Clause::ErrorState,
-            "/status/state",
-            format!(
-                "the task ended {name} with {}, which the draft assigns to {}",
-                error.code(),
-                allowed
-                    .iter()
-                    .map(|s| json!(s).as_str().unwrap_or_default().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            ),
-        )
-        .with_evidence(&json!(name)));
-    }
-    Ok(Ending::Refused(Refusal { state: name, error }))
+}
+
+/// The error object of a rejected or failed task (`state`), placed as the draft says
+/// ([`task_rules::refusal_error`]). A client needs the condition: a refusal that
+/// reports none breaks the requirement as a malformed one does.
+fn refused(task: &Value, state: State) -> Result<ErrorObject, Violation> {
+    let status = task.get("status").unwrap_or(&Value::Null);
+    let parts = task_rules::parts_data(status.pointer("/message/parts")).unwrap_or_default();
+    task_rules::refusal_error(state, &parts)
+        .map_err(|f| Violation::from_fault(f, "/status", status))
 }
 
 /// How a task ended, without checking what a completed task delivered (a probe that
 /// expects a refusal only needs to know whether, and how, the agent refused).
 pub fn ending(task: &Value) -> Result<Ending<()>, Violation> {
     let (state, name) = state(task)?;
-    if state == TaskState::Completed {
+    if state == Some(State::Completed) {
         return Ok(Ending::Completed(()));
     }
     ending_of(task, state, name)
-}
-
-/// The error object of a rejected or failed task's final status Message.
-pub fn refusal_error(task: &Value) -> Result<ErrorObject, Violation> {
-    let message = task.pointer("/status/message");
-    let data = single_data(message.and_then(|m| m.get("parts"))).ok_or_else(|| {
-        Violation::new(
-            Clause::ErrorObject,
-            "/status/message/parts",
-            "the final status Message does not hold exactly one Data Part (the draft's error object)",
-        )
-        .with_evidence(message.unwrap_or(&Value::Null))
-    })?;
-    error_object(data).map_err(|mut v| {
-        v.pointer = format!("/status/message/parts/0/data{}", v.pointer);
-        v
-    })
-}
-
-/// Read the draft's error object `{"error":{"code","message"?,"details"?}}`: the code
-/// must be one of the listed conditions, `message` a string, each detail carry an
-/// `instance_path`.
-pub fn error_object(data: &Value) -> Result<ErrorObject, Violation> {
-    let bad = |pointer: &str, message: &str, at: &Value| {
-        Err(Violation::new(Clause::ErrorObject, pointer, message).with_evidence(at))
-    };
-    let Some(body) = data.get("error").filter(|e| e.is_object()) else {
-        return bad("", "the Data Part is not {\"error\": {…}}", data);
-    };
-    let code = &body["code"];
-    if !code.is_string() {
-        return bad("/error/code", "the error object has no string code", body);
-    }
-    if serde_json::from_value::<Condition>(code.clone()).is_err() {
-        return bad(
-            "/error/code",
-            "the error code is not one of the draft's conditions",
-            code,
-        );
-    }
-    if data.as_object().is_some_and(|o| o.len() != 1) {
-        return bad(
-            "",
-            "the error object has members other than \"error\"",
-            data,
-        );
-    }
-    match serde_json::from_value::<ErrorObject>(data.clone()) {
-        Ok(mut error) => {
-            error.detected = Detected::DuringProcessing;
-            Ok(error)
-        }
-        Err(_) => bad(
-            "/error",
-            "the error object's message is not a string, or a detail lacks a string instance_path",
-            body,
-        ),
-    }
 }
 
 /// Check a describe_skill task (draft "describe_skill response"): completed with exactly
@@ -287,7 +247,7 @@ pub fn error_object(data: &Value) -> Result<ErrorObject, Violation> {
 /// (the describe_skill result object, for [`crate::client::verify_describe_response`]).
 pub fn describe_result(task: &Value) -> Result<Ending<Value>, Violation> {
     let (state, name) = state(task)?;
-    if state != TaskState::Completed {
+    if state != Some(State::Completed) {
         return ending_of(task, state, name);
     }
     let artifacts = artifacts(task);
@@ -386,103 +346,66 @@ pub fn skill_result(
     interface: &VerifiedInterface,
 ) -> Result<Ending<Delivered>, Violation> {
     let (state, name) = state(task)?;
-    if state != TaskState::Completed {
+    if state != Some(State::Completed) {
         return ending_of(task, state, name);
     }
-    let skill = interface.binding.skill_id.as_str();
     let artifacts = artifacts(task);
-    let primary: Vec<usize> = (0..artifacts.len())
-        .filter(|&i| artifacts[i].get("name").and_then(Value::as_str) == Some(skill))
+    let views: Vec<ArtifactView> = artifacts
+        .iter()
+        .map(|a| ArtifactView {
+            name: a.get("name").and_then(Value::as_str),
+            parts: Some(task_rules::parts_data(a.get("parts")).unwrap_or_default()),
+        })
         .collect();
-    let &[index] = primary.as_slice() else {
-        return Err(Violation::new(
-            Clause::PrimaryResult,
-            "/artifacts",
-            format!(
-                "the completed task has {} Artifacts named after the skill, not exactly one primary result",
-                primary.len()
-            ),
-        )
-        .with_condition(Condition::OutputInvalid)
-        .with_evidence(&names(artifacts)));
-    };
-    let at = format!("/artifacts/{index}");
-    let artifact = &artifacts[index];
-    let data = single_data(artifact.get("parts")).ok_or_else(|| {
-        Violation::new(
-            Clause::PrimaryResult,
-            format!("{at}/parts"),
-            "the primary result Artifact does not hold exactly one Data Part",
-        )
-        .with_condition(Condition::OutputInvalid)
-        .with_evidence(artifact.get("parts").unwrap_or(&Value::Null))
-    })?;
-    if let Err(error) = interface.check_result_object(data) {
-        // A schema failure carries details; a malformed result object does not.
-        let clause = if error.details().is_empty() {
-            Clause::PrimaryResult
+    let delivery = task_rules::completed_artifacts(interface, &views).map_err(|fault| {
+        if fault.pointer.is_empty() {
+            // The Artifact list as a whole: quote the Artifacts' names.
+            Violation::from_fault(fault, "/artifacts", &names(artifacts))
         } else {
-            Clause::ResultValid
-        };
-        let pointer = if error.details().is_empty() {
-            format!("{at}/parts/0/data")
-        } else {
-            format!("{at}/parts/0/data/result")
-        };
-        return Err(Violation::from_error(clause, pointer, &error).with_evidence(data));
-    }
-    let mut records = Vec::new();
-    for (i, artifact) in artifacts.iter().enumerate() {
-        if i == index {
-            continue;
-        }
-        let at = format!("/artifacts/{i}");
-        let unusable = |pointer: String, message: &str, evidence: &Value| {
-            Violation::new(Clause::SupportingRecords, pointer, message)
-                .with_condition(Condition::OutputInvalid)
-                .with_evidence(evidence)
-        };
-        let Some(kind) = artifact.get("name").and_then(Value::as_str) else {
-            return Err(unusable(
-                format!("{at}/name"),
-                "an Artifact other than the primary result has no name (a supporting record is named after its kind)",
-                artifact.get("name").unwrap_or(&Value::Null),
-            ));
-        };
-        let record = single_data(artifact.get("parts")).ok_or_else(|| {
-            unusable(
-                format!("{at}/parts"),
-                "a supporting-record Artifact does not hold exactly one Data Part",
-                artifact.get("parts").unwrap_or(&Value::Null),
+            Violation::from_fault(
+                fault,
+                "/artifacts",
+                task.get("artifacts").unwrap_or(&Value::Null),
             )
-        })?;
-        if let Err(error) = interface.check_record(kind, record) {
-            let pointer = if interface.record_schema(kind).is_none() {
-                format!("{at}/name")
-            } else {
-                format!("{at}/parts/0/data")
-            };
-            let evidence = if interface.record_schema(kind).is_none() {
-                json!(kind)
-            } else {
-                record.clone()
-            };
-            return Err(
-                Violation::from_error(Clause::SupportingRecords, pointer, &error)
-                    .with_evidence(&evidence),
-            );
         }
-        records.push(Record {
-            artifact_id: text(artifact, "artifactId"),
+    })?;
+    let result = delivery
+        .result
+        .expect("every Artifact of a received Task is checked here")
+        .clone();
+    let records = delivery
+        .records
+        .into_iter()
+        .map(|(i, kind, record)| Record {
+            artifact_id: text(&artifacts[i], "artifactId"),
             kind: kind.to_string(),
             record: record.clone(),
-        });
-    }
+        })
+        .collect();
     Ok(Ending::Completed(Delivered {
-        result: data["result"].clone(),
-        result_artifact_id: text(artifact, "artifactId"),
+        result,
+        result_artifact_id: text(&artifacts[delivery.primary], "artifactId"),
         records,
     }))
+}
+
+/// The client's verified interface is what it checks a received Task's output with.
+impl OutputSchemas for VerifiedInterface {
+    fn skill_id(&self) -> &str {
+        &self.binding.skill_id
+    }
+
+    fn record_kinds(&self) -> Vec<&str> {
+        self.validators.records.keys().map(String::as_str).collect()
+    }
+
+    fn check_result(&self, result: &Value) -> Result<(), ErrorObject> {
+        VerifiedInterface::check_result(self, result)
+    }
+
+    fn check_record(&self, kind: &str, record: &Value) -> Result<(), ErrorObject> {
+        VerifiedInterface::check_record(self, kind, record)
+    }
 }
 
 fn text(value: &Value, key: &str) -> String {

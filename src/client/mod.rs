@@ -146,26 +146,9 @@ impl VerifiedInterface {
     /// object `{"skill": <skill_id>, "result": …}`: its `skill` must be this skill and
     /// its `result` must conform to output_schema; otherwise `output_invalid` (local).
     pub fn check_result_object(&self, object: &Value) -> Result<(), ErrorObject> {
-        let invalid = |m: &str| {
-            Err(ErrorObject::new(
-                Condition::OutputInvalid,
-                Detected::Client,
-                m,
-            ))
-        };
-        let Some(members) = object.as_object() else {
-            return invalid("the primary result is not a skill result object (a JSON object)");
-        };
-        if members.get("skill").and_then(Value::as_str) != Some(self.binding.skill_id.as_str()) {
-            return invalid("the skill result object's \"skill\" is not the invoked skill");
-        }
-        if members.keys().any(|k| k != "skill" && k != "result") {
-            return invalid("the skill result object has a member other than skill and result");
-        }
-        let Some(result) = members.get("result") else {
-            return invalid("the skill result object has no \"result\"");
-        };
-        self.check_result(result)
+        crate::interface::task_rules::check_result_object(self, object)
+            .map(drop)
+            .map_err(|fault| fault.error(Detected::Client))
     }
 
     /// Validate a received supporting record of `kind` (the Artifact's name) against

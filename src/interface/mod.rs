@@ -10,6 +10,7 @@
 pub mod binding;
 pub mod condition;
 pub mod packaged_schema;
+pub mod task_rules;
 pub mod terms;
 
 pub use terms::{Authority, DefaultMode, Interaction, ResponseMode, Role};
