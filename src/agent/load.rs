@@ -174,9 +174,20 @@ impl Bundle {
     /// Read the bundle file at `path` and [`open`](Bundle::open) it. Findings about the
     /// archive as a whole point at `path`; the others at `path/entry`.
     pub fn open_path(path: &Path, trust: &TrustedKeys) -> Result<Bundle, Vec<Finding>> {
-        let limits = ReadLimits::default();
-        let bytes = crate::bundle::read_file(path, limits.max_total_bytes).map_err(|f| vec![f])?;
-        Bundle::open_with_limits(&bytes, trust, limits).map_err(|mut findings| {
+        let limit = ReadLimits::default().max_total_bytes;
+        let bytes = crate::bundle::read_file(path, limit).map_err(|f| vec![f])?;
+        Bundle::open_read(path, &bytes, trust)
+    }
+
+    /// [`open`](Bundle::open) `bytes`, read from the bundle file at `path` by a caller
+    /// that needs them too (the digest a release statement binds): findings point as
+    /// [`open_path`](Bundle::open_path)'s do.
+    pub fn open_read(
+        path: &Path,
+        bytes: &[u8],
+        trust: &TrustedKeys,
+    ) -> Result<Bundle, Vec<Finding>> {
+        Bundle::open(bytes, trust).map_err(|mut findings| {
             // An entry is named `BUNDLE/entry`: clear about which bundle it is in, and
             // never a path that leads to a same-named file in the working directory
             // (a renderer quoting a snippet from it would quote the operator's file).

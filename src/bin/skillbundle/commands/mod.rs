@@ -260,8 +260,11 @@ pub fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, Ex
     let pulled = None;
     let bundle = pulled
         .unwrap_or_else(|| {
-            let bundle = Bundle::open_path(path, &keys)?;
-            check_release_beside(path, &bundle, trust)?;
+            // Read once: the bundle is opened from the bytes its statement's digest binds.
+            let limit = skillbundle::bundle::archive::ReadLimits::default().max_total_bytes;
+            let bytes = skillbundle::bundle::read_file(path, limit).map_err(|f| vec![f])?;
+            let bundle = Bundle::open_read(path, &bytes, &keys)?;
+            check_release_beside(path, &bytes, &bundle, trust)?;
             Ok(bundle)
         })
         .map_err(|findings| fail_with(format, &findings, "the bundle was refused"))?;
@@ -272,17 +275,17 @@ pub fn load(format: Format, path: &Path, trust: &TrustArgs) -> Result<Bundle, Ex
 }
 
 /// Check the release statement of the bundle file `path` (`--release`, or the one beside
-/// it): always when there is one, and its age when `--max-age` asks.
+/// it) against `bytes`, the file as read (and opened as `bundle`): always when there is
+/// one, and its age when `--max-age` asks.
 pub fn check_release_beside(
     path: &Path,
+    bytes: &[u8],
     bundle: &Bundle,
     trust: &TrustArgs,
 ) -> Result<Option<Vec<u8>>, Vec<Finding>> {
     let (statement_path, statement) =
         release_statement::read_for(path, trust.release.as_deref()).map_err(|f| vec![f])?;
-    let limit = skillbundle::bundle::archive::ReadLimits::default().max_total_bytes;
-    let bytes = skillbundle::bundle::read_file(path, limit).map_err(|f| vec![f])?;
-    let digest = release_statement::file_digest(&bytes);
+    let digest = release_statement::file_digest(bytes);
     let subject = release_statement::Subject {
         name: bundle.name(),
         version: bundle.version(),

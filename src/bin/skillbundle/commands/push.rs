@@ -96,7 +96,7 @@ fn push(
     };
     // A release statement beside the bundle (or --release) is checked like an agent
     // would, then travels in the manifest.
-    let release = match super::check_release_beside(path, &loaded, trust_args) {
+    let release = match super::check_release_beside(path, &bytes, &loaded, trust_args) {
         Ok(release) => release,
         Err(findings) => return fail_with(format, &findings, nothing),
     };
