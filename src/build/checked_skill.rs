@@ -21,6 +21,8 @@ pub struct LoadedSchema {
     pub source: SourceFile,
     /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
     pub field: String,
+    /// That field's JSON Pointer in skill.yaml (`/input`, `/supporting_records/0`).
+    pub pointer: String,
 }
 
 /// One skill whose interface was assembled and passed every per-skill check except,
@@ -45,6 +47,7 @@ impl CheckedSkill {
                     reference: &l.reference,
                     source: &l.source,
                     field: &l.field,
+                    pointer: &l.pointer,
                 })
                 .collect(),
         }

@@ -290,9 +290,24 @@ fn check_skill(
         }
     }
 
-    let mut sources: Vec<(Role, Option<String>, SchemaSource, String)> = vec![
-        (Role::Input, None, m.input.clone(), "input".into()),
-        (Role::Output, None, m.output.clone(), "output".into()),
+    // Each schema's role, kind, source, the manifest field that declares it, and that
+    // field's JSON Pointer in skill.yaml.
+    type Declared = (Role, Option<String>, SchemaSource, String, String);
+    let mut sources: Vec<Declared> = vec![
+        (
+            Role::Input,
+            None,
+            m.input.clone(),
+            "input".into(),
+            "/input".into(),
+        ),
+        (
+            Role::Output,
+            None,
+            m.output.clone(),
+            "output".into(),
+            "/output".into(),
+        ),
     ];
     for (i, rec) in m.supporting_records.iter().enumerate() {
         sources.push((
@@ -300,11 +315,12 @@ fn check_skill(
             Some(rec.kind.clone()),
             rec.source(),
             format!("supporting_records[{i}]"),
+            format!("/supporting_records/{i}"),
         ));
     }
     let mut loaded = Vec::new();
     let mut validators = Vec::new();
-    for (role, kind, source, field) in sources {
+    for (role, kind, source, field, pointer) in sources {
         match load_schema(
             ws,
             &skill,
@@ -313,6 +329,7 @@ fn check_skill(
             kind,
             &source,
             &field,
+            pointer,
             &mut findings,
         ) {
             Ok((mut l, v)) => {
@@ -388,6 +405,7 @@ fn load_schema(
     kind: Option<String>,
     source: &SchemaSource,
     field: &str,
+    pointer: String,
     warnings: &mut Vec<Finding>,
 ) -> Result<(LoadedSchema, validator::Validator), Vec<Finding>> {
     let (real, display) =
@@ -438,6 +456,7 @@ fn load_schema(
             reference,
             source: file,
             field: field.to_string(),
+            pointer,
         },
         validator,
     ))

@@ -31,4 +31,6 @@ pub struct CandidateSchema<'a> {
     pub source: &'a SourceFile,
     /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
     pub field: &'a str,
+    /// That field's JSON Pointer in the manifest (`/input`, `/supporting_records/0`).
+    pub pointer: &'a str,
 }

@@ -198,39 +198,19 @@ fn locate_nearest(source: &SourceFile, pointer: &str) -> Location {
     }
 }
 
-/// The location of a manifest line: `skill_version:`, or the line declaring a schema.
-fn manifest_location(manifest: &Path, needle: ManifestLine<'_>) -> Location {
-    let mut loc = Location::file(manifest);
+/// Where in skill.yaml a version finding points: the value at `pointer`
+/// (`/skill_version`, `/input/version`, `/supporting_records/0/version`), placed by the
+/// YAML parser ([`crate::wire::yaml::locate`]), whatever the style the manifest is
+/// written in (block or flow, comments, quoting).
+fn manifest_location(manifest: &Path, pointer: &str) -> Location {
+    let loc = Location::file(manifest);
     let Ok(text) = std::fs::read_to_string(manifest) else {
         return loc;
     };
-    let lines: Vec<&str> = text.lines().collect();
-    let found = match needle {
-        ManifestLine::SkillVersion => lines
-            .iter()
-            .position(|l| l.starts_with("skill_version:"))
-            .map(|i| (i, 0)),
-        ManifestLine::Schema(uri) => lines
-            .iter()
-            .position(|l| l.contains(uri) && l.contains("schema_uri"))
-            .map(|i| {
-                // The version is on the same line (flow style) or just below.
-                let j = (i..lines.len().min(i + 4))
-                    .find(|&j| lines[j].contains("version:"))
-                    .unwrap_or(i);
-                let col = lines[j].find("version:").unwrap_or(0);
-                (j, col)
-            }),
-    };
-    if let Some((line, col)) = found {
-        loc = loc.with_position(line + 1, col + 1);
+    match crate::wire::yaml::locate(&text, pointer) {
+        Some((line, column)) => loc.with_position(line, column),
+        None => loc,
     }
-    loc
-}
-
-enum ManifestLine<'a> {
-    SkillVersion,
-    Schema(&'a str),
 }
 
 /// Whether the workspace reuses a schema_uri that, in `baseline`, only other skills
@@ -364,7 +344,7 @@ fn schema_rules(baseline: &Ledger, skills: &[Candidate<'_>]) -> Vec<Finding> {
                 Finding::new(
                     Code::VersionNotIncreased,
                     format!("{field}.version of {uri}: {problem}"),
-                    manifest_location(manifest, ManifestLine::Schema(&uri)),
+                    manifest_location(manifest, &format!("{}/version", loaded.pointer)),
                 )
                 .with_help(format!(
                     "recorded versions of {uri}: {}",
@@ -443,7 +423,7 @@ fn skill_rules(baseline: &Ledger, current: &Ledger, skills: &[Candidate<'_>]) ->
         }
         let recorded = baseline.skill_versions(id);
         let manifest = s.manifest_path;
-        let at = || manifest_location(manifest, ManifestLine::SkillVersion);
+        let at = || manifest_location(manifest, "/skill_version");
         if let Some(rec) = baseline.skill(id, version) {
             if rec.interface_digest == cur.interface_digest {
                 continue;
@@ -514,4 +494,42 @@ fn skill_rules(baseline: &Ledger, current: &Ledger, skills: &[Candidate<'_>]) ->
         }
     }
     findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The position of a version comes from the parser: the value of the field asked
+    /// for, not the first line that mentions the URI (a comment, another field) or a
+    /// `version:` a few lines on.
+    #[test]
+    fn a_manifest_location_is_the_value_the_parser_places() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("skill.yaml");
+        let text = "\
+# urn:x:in schema_uri is the input; version: see below
+skill_id: s
+skill_version: \"1.2\"
+input:  {file: in.json, schema_uri: \"urn:x:in\", version: \"1.0\"}
+output:
+  version: \"2.0\"
+  schema_uri: \"urn:x:in\"
+  file: out.json
+supporting_records:
+  - {kind: k, file: r.json,
+     schema_uri: \"urn:x:r\", version: \"1.0\"}
+";
+        std::fs::write(&manifest, text).unwrap();
+        let at = |pointer: &str| {
+            let loc = manifest_location(&manifest, pointer);
+            (loc.line, loc.column)
+        };
+        assert_eq!(at("/skill_version"), (Some(3), Some(16)));
+        assert_eq!(at("/input/version"), (Some(4), Some(58)));
+        assert_eq!(at("/output/version"), (Some(6), Some(12)));
+        assert_eq!(at("/supporting_records/0/version"), (Some(11), Some(38)));
+        // Nothing there: the file alone.
+        assert_eq!(at("/supporting_records/1/version"), (None, None));
+    }
 }
