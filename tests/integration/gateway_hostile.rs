@@ -5,6 +5,7 @@
 //! upstream or the caller sent comes back in a message.
 
 use crate::common;
+use crate::gateway_support::*;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -14,51 +15,8 @@ use skillbundle::agent::{Bundle, TrustedKeys};
 use skillbundle::gateway::{self, card::CardSettings, BundleSource, Gateway, Settings};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
-
-pub(crate) const SKILL: &str = "evaluate_resource_condition";
-pub(crate) const KIND: &str = "resource-observation";
-pub(crate) const SECRET: &str = "s3cr3t-/etc/shadow";
-pub(crate) const URI: &str = skillbundle::card::a2a::EXTENSION_URI;
-
-/// The example workspace's bundle, built once.
-pub(crate) fn bundle_path() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let ws = common::workspace();
-        let built = common::run(&["build", "."], ws.path());
-        assert_eq!(built.status, 0, "{}", built.stderr);
-        let path = ws.path().join("dist/example-network-skills-0.1.0.tar.gz");
-        let kept = std::env::temp_dir().join(format!("gateway-test-{}.tar.gz", std::process::id()));
-        std::fs::copy(&path, &kept).unwrap();
-        kept
-    })
-}
-
-pub(crate) fn request_object() -> Value {
-    let mut r: Value = serde_json::from_str(&common::read(
-        &common::example_skills().join("requests/evaluate.json"),
-    ))
-    .unwrap();
-    // The digest of the bundle actually built.
-    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
-    let b = Bundle::open_path(bundle_path(), &trust).unwrap();
-    r["interface_digest"] = json!(b.document(SKILL).unwrap().digest.as_str());
-    r
-}
-
-pub(crate) fn result(r: &str) -> Value {
-    json!({"skill": SKILL, "result": {"result": r, "observed_value": 42, "unit": "percent", "supporting_record_refs": ["o-1"]}})
-}
-
-pub(crate) fn record() -> Value {
-    json!({"record_id": "o-1", "resource_id": "r", "metric": "utilization", "value": 42, "unit": "percent", "observed_at": "2026-08-11T12:00:01Z"})
-}
-
-pub(crate) fn artifact(id: &str, name: &str, data: Value) -> Value {
-    json!({"artifactId": id, "name": name, "parts": [{"data": data}]})
-}
 
 /// How the upstream misbehaves.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -230,44 +188,17 @@ async fn upstream_entry(state: State<Arc<Fake>>, headers: HeaderMap, body: Strin
 }
 
 async fn start_upstream(behavior: Upstream) -> Arc<Fake> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let fake = Arc::new(Fake {
-        behavior,
-        calls: AtomicUsize::new(0),
-        url: url.clone(),
-    });
-    let card = json!({
-        "name": "upstream", "description": "knows nothing of skillbundle", "version": "1.0.0",
-        "supportedInterfaces": [{"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": true}, "defaultInputModes": ["application/json"],
-        "defaultOutputModes": ["application/json"], "skills": []
-    });
-    let app = axum::Router::new()
-        .route(
-            "/.well-known/agent-card.json",
-            axum::routing::get(move || async move { axum::Json(card.clone()) }),
-        )
-        .route("/", axum::routing::post(upstream_entry))
-        .with_state(fake.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    fake
+    let make = |url| {
+        Arc::new(Fake {
+            behavior,
+            calls: AtomicUsize::new(0),
+            url,
+        })
+    };
+    serve_upstream(make, axum::routing::post(upstream_entry)).await
 }
 
-struct Running {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    upstream: Arc<Fake>,
-    gateway: Gateway,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
+type Running = Front<Fake>;
 
 async fn start(behavior: Upstream, configure: impl FnOnce(&mut Settings)) -> Running {
     start_with(behavior, bundle_path().clone(), configure).await
@@ -279,144 +210,14 @@ async fn start_with(
     configure: impl FnOnce(&mut Settings),
 ) -> Running {
     let upstream = start_upstream(behavior).await;
-    let (url, stop, gateway) = serve_in_front(&upstream.url, bundle, configure).await;
-    Running {
-        url,
-        stop: Some(stop),
-        upstream,
-        gateway,
-    }
-}
-
-/// The gateway serving `bundle` in front of the upstream at `upstream_url`, ready: its
-/// URL, what stops it, and the gateway.
-pub(crate) async fn serve_in_front(
-    upstream_url: &str,
-    bundle: PathBuf,
-    configure: impl FnOnce(&mut Settings),
-) -> (String, tokio::sync::oneshot::Sender<()>, Gateway) {
-    let trust = TrustedKeys::new(vec![]).and_allow_unsigned();
-    let source = BundleSource::File {
-        path: bundle,
-        release: None,
-        max_age: None,
-    };
-    serve_source(upstream_url, source, trust, configure).await
-}
-
-/// The gateway serving the bundle from `source`, trusting `trust`, in front of the
-/// upstream at `upstream_url`, ready.
-pub(crate) async fn serve_source(
-    upstream_url: &str,
-    source: BundleSource,
-    trust: TrustedKeys,
-    configure: impl FnOnce(&mut Settings),
-) -> (String, tokio::sync::oneshot::Sender<()>, Gateway) {
-    let mut settings = Settings::default();
-    settings.upstream.timeout = Duration::from_secs(2);
-    settings.upstream.max_body = 1 << 20;
-    settings.upstream.max_events = 100;
-    settings.shutdown_grace = Duration::from_millis(100);
-    configure(&mut settings);
-    let (bundle, digest) = gateway::load_bundle(&source, &trust).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let card = CardSettings {
-        base: None,
-        public_url: url.clone(),
-        sign_keys: vec![],
-    };
-    let gw = Gateway::new(
-        settings,
-        source,
-        trust,
-        bundle,
-        digest,
-        card,
-        Arc::new(|_| {}),
-    )
-    .unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let card_url = format!("{upstream_url}/.well-known/agent-card.json");
-    tokio::spawn(gateway::serve(
-        gw.clone(),
-        listener,
-        card_url,
-        None,
-        async move {
-            let _ = stopped.await;
-        },
-    ));
-    let client = reqwest::Client::new();
-    for _ in 0..200 {
-        if let Ok(r) = client.get(format!("{url}/readyz")).send().await {
-            if r.status() == 200 {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    (url, stop, gw)
-}
-
-pub(crate) fn message(data: Value) -> Value {
-    json!({"messageId": "m-1", "role": "ROLE_USER", "parts": [{"data": data}]})
-}
-
-pub(crate) async fn rpc(
-    url: &str,
-    method: &str,
-    params: Value,
-    activate: bool,
-) -> (Value, HeaderMap) {
-    let mut request = reqwest::Client::new()
-        .post(format!("{url}/"))
-        .header("A2A-Version", "1.0")
-        .header("Content-Type", "application/json")
-        .body(json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string());
-    if activate {
-        request = request.header("A2A-Extensions", URI);
-    }
-    let response = request.send().await.unwrap();
-    let headers = response.headers().clone();
-    let text = response.text().await.unwrap();
-    if text.starts_with("data:") || text.contains("\ndata:") || text.starts_with("id:") {
-        let events: Vec<Value> = text
-            .split("\n\n")
-            .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data:")))
-            .map(|d| serde_json::from_str(d.trim()).unwrap())
-            .collect();
-        return (Value::Array(events), headers);
-    }
-    (serde_json::from_str(&text).unwrap(), headers)
+    let url = upstream.url.clone();
+    Front::start(upstream, &url, bundle, configure).await
 }
 
 async fn send(url: &str, data: Value) -> Value {
     rpc(url, "SendMessage", json!({"message": message(data)}), true)
         .await
         .0
-}
-
-/// The gateway's Agent Card, as a client reads it.
-pub(crate) async fn card_of(url: &str) -> Value {
-    reqwest::get(format!("{url}/.well-known/agent-card.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-pub(crate) fn state(task: &Value) -> &str {
-    task.pointer("/status/state")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-pub(crate) fn error_code(task: &Value) -> &str {
-    task.pointer("/status/message/parts/0/data/error/code")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -891,15 +692,7 @@ async fn a_reload_from_a_file_checks_the_release_statement_as_the_start_did() {
     };
     let (url, _stop, gw) =
         serve_source(&upstream.url, source, TrustedKeys::new(vec![key]), |_| {}).await;
-    let version = || async {
-        let card: Value = reqwest::get(format!("{url}/.well-known/agent-card.json"))
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        card["version"].as_str().unwrap().to_string()
-    };
+    let version = || async { card_of(&url).await["version"].as_str().unwrap().to_string() };
     assert_eq!(version().await, "0.1.0");
     // A newer signed bundle without its statement: refused, 0.1.0 stays.
     std::fs::copy(file("0.2.0", ".tar.gz"), &served).unwrap();

@@ -3,16 +3,16 @@
 //! are still checked on GetTask, ListTasks and SubscribeToTask, or withheld when nothing
 //! tells whether they are governed; every upstream call is counted by method.
 
-use super::gateway_hostile::{
+use crate::gateway_support::{
     artifact, bundle_path, error_code, message, record, request_object, result, rpc,
-    serve_in_front, state, KIND, SECRET, SKILL,
+    serve_upstream, state, Front, KIND, SECRET, SKILL, URI,
 };
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::{json, Value};
-use skillbundle::gateway::{Gateway, Settings};
+use skillbundle::gateway::Settings;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -222,55 +222,33 @@ async fn start_keeper(
     ending: Ending,
     token: Option<&'static str>,
 ) -> Arc<Keeper> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let keeper = Arc::new(Keeper {
-        url: url.clone(),
-        token,
-        seen: Mutex::new(Vec::new()),
-        keep_history,
-        ending,
-        tasks: Mutex::new(Vec::new()),
-        calls: Mutex::new(HashMap::new()),
-    });
-    let card = json!({
-        "name": "keeper", "description": "keeps its tasks", "version": "1.0.0",
-        "supportedInterfaces": [{"url": format!("{url}/"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": true}, "defaultInputModes": ["application/json"],
-        "defaultOutputModes": ["application/json"], "skills": []
-    });
-    let app = axum::Router::new()
-        .route(
-            "/.well-known/agent-card.json",
-            axum::routing::get(move || async move { axum::Json(card.clone()) }),
-        )
-        .route("/", axum::routing::post(keeper_rpc))
-        .with_state(keeper.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    keeper
-}
-
-struct Front {
-    url: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    _gateway: Gateway,
-    keeper: Arc<Keeper>,
+    let make = |url| {
+        Arc::new(Keeper {
+            url,
+            token,
+            seen: Mutex::new(Vec::new()),
+            keep_history,
+            ending,
+            tasks: Mutex::new(Vec::new()),
+            calls: Mutex::new(HashMap::new()),
+        })
+    };
+    serve_upstream(make, axum::routing::post(keeper_rpc)).await
 }
 
 /// A gateway that remembers one Task, in front of a keeper.
-async fn front(keep_history: bool, ending: Ending, configure: impl FnOnce(&mut Settings)) -> Front {
+async fn front(
+    keep_history: bool,
+    ending: Ending,
+    configure: impl FnOnce(&mut Settings),
+) -> Front<Keeper> {
     let keeper = start_keeper(keep_history, ending, None).await;
-    let (url, stop, gateway) = serve_in_front(&keeper.url, bundle_path().clone(), |s| {
+    let url = keeper.url.clone();
+    Front::start(keeper, &url, bundle_path().clone(), |s| {
         s.max_tasks = 1;
         configure(s);
     })
-    .await;
-    Front {
-        url,
-        stop: Some(stop),
-        _gateway: gateway,
-        keeper,
-    }
+    .await
 }
 
 /// A governed Task, then a base Task that makes the gateway forget the first: their ids.
@@ -315,7 +293,7 @@ async fn a_forgotten_governed_task_is_recognised_from_its_history_and_checked() 
     assert_eq!(error_code(task), "output_invalid", "{got}");
     assert!(task.get("history").is_none(), "{got}");
     assert!(!got.to_string().contains(SECRET), "{got}");
-    assert_eq!(f.keeper.calls("GetTask"), 1);
+    assert_eq!(f.upstream.calls("GetTask"), 1);
     // ListTasks, no Artifacts asked, no history: the same verdict; the base Task as the
     // upstream has it.
     let (list, _) = rpc(&f.url, "ListTasks", json!({"historyLength": 0}), true).await;
@@ -369,12 +347,12 @@ async fn a_forgotten_task_nothing_tells_about_is_withheld_on_every_path() {
     assert!(!sub.to_string().contains(SECRET), "{sub}");
     assert!(sub.to_string().contains("-32004"), "{sub}");
     // Nor does a follow-up reach the upstream as a base Message.
-    let sends = f.keeper.calls("SendMessage");
+    let sends = f.upstream.calls("SendMessage");
     let follow_up = json!({"messageId": "m-9", "role": "ROLE_USER", "taskId": governed,
         "parts": [{"data": {"more": 1}}]});
     let (answer, _) = rpc(&f.url, "SendMessage", json!({"message": follow_up}), true).await;
     assert_eq!(answer["error"]["code"], json!(-32004), "{answer}");
-    assert_eq!(f.keeper.calls("SendMessage"), sends);
+    assert_eq!(f.upstream.calls("SendMessage"), sends);
 }
 
 /// A request to the gateway on either binding, blocking or streaming, with `headers`:
@@ -397,7 +375,7 @@ async fn call(url: &str, binding: &str, streaming: bool, headers: &[(&str, &str)
     };
     request = request
         .header("A2A-Version", "1.0")
-        .header("A2A-Extensions", super::gateway_hostile::URI)
+        .header("A2A-Extensions", URI)
         .header("Content-Type", "application/json");
     for (k, v) in headers {
         request = request.header(*k, *v);
@@ -419,10 +397,12 @@ async fn call(url: &str, binding: &str, streaming: bool, headers: &[(&str, &str)
 async fn an_upstream_that_authenticates_callers_sees_their_authorization_on_every_binding() {
     let keeper = start_keeper(true, Ending::Valid, Some("tok-123")).await;
     let tenant = skillbundle::gateway::forward::header_name("X-Tenant").unwrap();
-    let (url, _stop, _gw) = serve_in_front(&keeper.url, bundle_path().clone(), |s| {
+    let upstream_url = keeper.url.clone();
+    let f = Front::start(keeper.clone(), &upstream_url, bundle_path().clone(), |s| {
         s.forward = skillbundle::gateway::forward::ForwardPolicy::new(vec![tenant]);
     })
     .await;
+    let url = f.url.clone();
     let headers = [
         ("Authorization", "Bearer tok-123"),
         ("X-Tenant", "acme"),
@@ -483,14 +463,14 @@ async fn a_task_the_gateway_fails_is_cancelled_upstream_with_the_callers_authori
         call(&f.url, "jsonrpc", false, &auth).await,
         "TASK_STATE_FAILED"
     );
-    calls_reach(&f.keeper, "CancelTask", 1).await;
+    calls_reach(&f.upstream, "CancelTask", 1).await;
     // Streaming: the invalid record comes while the upstream's stream stays open.
     assert_eq!(
         call(&f.url, "http+json", true, &auth).await,
         "TASK_STATE_FAILED"
     );
-    calls_reach(&f.keeper, "CancelTask", 2).await;
-    let seen = f.keeper.seen.lock().unwrap().clone();
+    calls_reach(&f.upstream, "CancelTask", 2).await;
+    let seen = f.upstream.seen.lock().unwrap().clone();
     let cancels: Vec<&HeaderMap> = seen
         .iter()
         .filter(|(m, _)| m == "CancelTask")
@@ -528,7 +508,7 @@ async fn a_task_too_slow_or_still_running_at_shutdown_is_cancelled_upstream() {
         call(&f.url, "jsonrpc", true, &[]).await,
         "TASK_STATE_FAILED"
     );
-    calls_reach(&f.keeper, "CancelTask", 1).await;
+    calls_reach(&f.upstream, "CancelTask", 1).await;
     assert!(started.elapsed() < Duration::from_secs(5));
     // SIGTERM (the stop future) with a stream in flight: once the grace is over, its
     // upstream Task is cancelled.
@@ -539,9 +519,9 @@ async fn a_task_too_slow_or_still_running_at_shutdown_is_cancelled_upstream() {
     .await;
     let url = f.url.clone();
     tokio::spawn(async move { call(&url, "jsonrpc", true, &[]).await });
-    calls_reach(&f.keeper, "SendStreamingMessage", 1).await;
+    calls_reach(&f.upstream, "SendStreamingMessage", 1).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(f.keeper.calls("CancelTask"), 0);
-    let _ = f.stop.take().unwrap().send(());
-    calls_reach(&f.keeper, "CancelTask", 1).await;
+    assert_eq!(f.upstream.calls("CancelTask"), 0);
+    f.stop();
+    calls_reach(&f.upstream, "CancelTask", 1).await;
 }

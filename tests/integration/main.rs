@@ -29,6 +29,8 @@ mod formats;
 mod gateway_hostile;
 #[cfg(feature = "gateway")]
 mod gateway_keeper;
+#[cfg(feature = "gateway")]
+mod gateway_support;
 mod governance;
 mod hostile;
 mod init;
