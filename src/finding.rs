@@ -73,6 +73,7 @@ pub enum Code {
     TagImmutable,
     /// A bundle older than one already accepted was refused (anti-rollback).
     RollbackRefused,
+    /// A release statement expired, is older than the age allowed, or is missing when required.
     ReleaseExpired,
     /// A pull that requires it found no signature referrer by a trusted key.
     ReferrerSignatureMissing,
@@ -318,11 +319,14 @@ impl Code {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Fails the run.
     Error,
+    /// Advice: reported, and the run still passes.
     Warning,
 }
 
 impl Severity {
+    /// The stable wire name (`error`, `warning`).
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -351,17 +355,22 @@ impl Serialize for Code {
 /// 1-based line and column when the source text could be mapped.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Location {
+    /// The file, as the user named it (relative to where they ran the tool).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    /// A JSON Pointer into the file's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// 1-based line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
+    /// 1-based column, in characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub column: Option<usize>,
 }
 
 impl Location {
+    /// A location that is a whole file.
     pub fn file(path: impl Into<PathBuf>) -> Self {
         Location {
             file: Some(path.into()),
@@ -369,17 +378,20 @@ impl Location {
         }
     }
 
+    /// The same location, at `pointer` inside the file.
     pub fn with_pointer(mut self, pointer: impl Into<String>) -> Self {
         self.pointer = Some(pointer.into());
         self
     }
 
+    /// The same location, at a 1-based line and column.
     pub fn with_position(mut self, line: usize, column: usize) -> Self {
         self.line = Some(line);
         self.column = Some(column);
         self
     }
 
+    /// Whether the location names neither a file nor a pointer.
     pub fn is_empty(&self) -> bool {
         self.file.is_none() && self.pointer.is_none()
     }
@@ -388,14 +400,18 @@ impl Location {
 /// One problem found by a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
+    /// The stable machine code.
     pub code: Code,
     /// Serialized only for warnings: a finding without `severity` is an error, as
     /// before warnings existed.
     #[serde(skip_serializing_if = "Severity::is_error")]
     pub severity: Severity,
+    /// The draft condition the code implies ([`Code::condition`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<&'static str>,
+    /// What is wrong, for people.
     pub message: String,
+    /// Where.
     #[serde(flatten)]
     pub location: Location,
     /// What to do about it, when there is a clear next step.
@@ -404,6 +420,7 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// A finding with the severity and condition its code implies.
     pub fn new(code: Code, message: impl Into<String>, location: Location) -> Self {
         Finding {
             code,
@@ -420,6 +437,7 @@ impl Finding {
         Finding::new(code, message, Location::file(file))
     }
 
+    /// The finding with a next step to suggest.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self

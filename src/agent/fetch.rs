@@ -85,7 +85,9 @@ impl From<Options> for FetchOptions {
 
 /// A bundle loaded by [`Bundle::fetch`], and where it came from.
 pub struct Fetched {
+    /// The verified, loaded bundle.
     pub bundle: Bundle,
+    /// Whether it came from the registry or is the last good one kept.
     pub source: Source,
     /// The verified bundle file, as kept in the state directory.
     pub file: PathBuf,
@@ -115,6 +117,7 @@ pub enum Source {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct State {
+    /// The state file's format name.
     pub format: String,
     /// Bundle name → the highest version accepted.
     pub highest: BTreeMap<String, Accepted>,
@@ -126,6 +129,7 @@ pub struct State {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Accepted {
+    /// The bundle version.
     pub version: String,
     /// SHA-256 of the bundle file (`sha256:…`).
     pub digest: String,
@@ -135,7 +139,9 @@ pub struct Accepted {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Kept {
+    /// The bundle's name.
     pub name: String,
+    /// The bundle's version.
     pub version: String,
     /// SHA-256 of the bundle file (`sha256:…`); the file is `bundles/sha256-<hex>.tar.gz`.
     pub digest: String,

@@ -55,11 +55,16 @@ pub enum Operation {
     /// `configuration.returnImmediately` (absent is false), `push_config` whether its
     /// configuration carries a `taskPushNotificationConfig`.
     SendMessage {
+        /// `configuration.returnImmediately` (absent is false).
         return_immediately: bool,
+        /// Whether the configuration carries a `taskPushNotificationConfig`.
         push_config: bool,
     },
     /// `SendStreamingMessage` (`message:stream`).
-    SendStreamingMessage { push_config: bool },
+    SendStreamingMessage {
+        /// Whether the configuration carries a `taskPushNotificationConfig`.
+        push_config: bool,
+    },
     /// `SubscribeToTask` (`tasks/{id}:subscribe`).
     SubscribeToTask,
     /// `CreateTaskPushNotificationConfig`.
@@ -168,7 +173,9 @@ impl RefusalKind {
 /// An operation a skill's `interaction` does not allow: the A2A error and its message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
+    /// Which A2A error refuses the operation.
     pub kind: RefusalKind,
+    /// The error's message (names the skill's `interaction`, never request text).
     pub message: String,
 }
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 /// The contents of a loaded bundle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Inventory {
+    /// The bundle's name and version.
     pub bundle: BundleName,
     /// In manifest order.
     pub skills: Vec<SkillListing>,

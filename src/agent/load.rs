@@ -78,12 +78,18 @@ const MAX_QUEUED_DOCUMENT_BYTES: usize = 8 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SignatureStatus {
     /// Signed, and verified by these trusted keys (their `kid`s).
-    Verified { by: Vec<String> },
+    Verified {
+        /// The `kid`s of the keys whose signatures verified.
+        by: Vec<String>,
+    },
     /// Not signed; loaded because unsigned bundles were explicitly allowed.
     Unsigned,
     /// Signed, but no trusted key was given and unsigned bundles were allowed: the
     /// signatures were not checked, and the bundle is as unauthenticated as an unsigned one.
-    NotVerified { signatures: usize },
+    NotVerified {
+        /// How many signatures the manifest carries.
+        signatures: usize,
+    },
 }
 
 impl SignatureStatus {

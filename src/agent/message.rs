@@ -63,7 +63,9 @@ pub struct ExistingTask<'a> {
 /// One Part of a Message: the data value of a Data Part, or any other kind of Part.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Part<'a> {
+    /// A Data Part, by its data value.
     Data(&'a Value),
+    /// A Text, File or any other Part.
     Other,
 }
 

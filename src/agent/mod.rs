@@ -59,11 +59,16 @@ pub const REQUEST_MEMBERS: &[&str] = &["skill", "skill_version", "interface_dige
 pub enum Request<'a> {
     /// `{"skill":"describe_skill","arguments":{"skill_id"}}`: answer with
     /// [`Bundle::describe_skill`].
-    Describe { skill_id: &'a str },
+    Describe {
+        /// The skill to describe.
+        skill_id: &'a str,
+    },
     /// A domain-skill invocation whose version and digest name the active document and
     /// whose arguments conform to its input_schema.
     Invoke {
+        /// The skill invoked.
         skill_id: &'a str,
+        /// Its `arguments`, valid against the skill's input_schema.
         arguments: &'a Value,
     },
 }
@@ -71,6 +76,7 @@ pub enum Request<'a> {
 /// A member of a skill request object, as the checks before the arguments see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Member<'a> {
+    /// No such member.
     Absent,
     /// A string member, by its value.
     Str(&'a str),
@@ -93,8 +99,11 @@ impl<'a> Member<'a> {
 /// dicts) fills it in from them, so that the arguments can be validated where they are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestHead<'a> {
+    /// The `skill` member.
     pub skill: Member<'a>,
+    /// The `skill_version` member.
     pub skill_version: Member<'a>,
+    /// The `interface_digest` member.
     pub interface_digest: Member<'a>,
     /// Whether an `arguments` member is present (of whatever type).
     pub has_arguments: bool,

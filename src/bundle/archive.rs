@@ -9,12 +9,12 @@
 //! readers can read differently is an archive whose signed contents a second reader
 //! (GNU tar, Python's `tarfile`, an agent in another language) may not see: one gzip
 //! member with this writer's header and nothing after it; then, for every entry, the
-//! very ustar header [`write`] produces for that path, size and mtime (so no pax or GNU
+//! very ustar header [`write`](fn@write) produces for that path, size and mtime (so no pax or GNU
 //! extension headers, links, directories or devices can appear: their headers differ),
 //! the data, zero padding to the block; the entries in the writer's order; and the two
 //! zero blocks the writer ends with, followed by nothing. Since every header is
 //! regenerated with the writer's own code and compared byte for byte, the decompressed
-//! stream of an accepted archive *is* what [`write`] produces for its entries — the
+//! stream of an accepted archive *is* what [`write`](fn@write) produces for its entries — the
 //! proof that no other reader can disagree (`tests/parts/canonical.rs` checks it against
 //! GNU tar and Python).
 //!
@@ -34,8 +34,11 @@ use std::io::{Read, Write};
 /// Limits applied when reading an archive.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadLimits {
+    /// The most entries an archive may hold.
     pub max_entries: usize,
+    /// The most bytes one entry may hold, uncompressed.
     pub max_entry_bytes: u64,
+    /// The most bytes all entries may hold together, uncompressed.
     pub max_total_bytes: u64,
 }
 
@@ -53,17 +56,21 @@ impl Default for ReadLimits {
 /// Messages name entries by their position, never by the name the archive gives them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArchiveError {
+    /// What is wrong (no entry name the archive gave).
     pub message: String,
+    /// True when a limit refused the archive (`resource_limit_exceeded`).
     pub limit: bool,
 }
 
 impl ArchiveError {
+    /// A malformed archive (`bundle_invalid`).
     pub fn invalid(message: impl Into<String>) -> Self {
         ArchiveError {
             message: message.into(),
             limit: false,
         }
     }
+    /// An archive beyond a [`ReadLimits`] limit (`resource_limit_exceeded`).
     pub fn limit(message: impl Into<String>) -> Self {
         ArchiveError {
             message: message.into(),
@@ -144,8 +151,9 @@ pub fn write<'a, W: Write, C: Content>(
     gz.finish()
 }
 
-/// An entry's content for [`write`]: bytes, or something that makes them when asked.
+/// An entry's content for [`write`](fn@write): bytes, or something that makes them when asked.
 pub trait Content {
+    /// The entry's bytes, made now if they were not kept.
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]>;
 }
 
@@ -207,7 +215,9 @@ pub enum Disposition {
 /// One entry of an archive as [`scan`] saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// The entry's path inside the archive.
     pub path: String,
+    /// Its size in bytes, uncompressed.
     pub size: u64,
     /// SHA-256 of the entry's data.
     pub digest: Digest,

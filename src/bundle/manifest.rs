@@ -27,9 +27,11 @@ pub fn interface_path(skill_id: &str) -> String {
 pub struct Manifest {
     /// [`super::FORMAT`].
     pub format: String,
+    /// The bundle's name and version.
     pub bundle: BundleName,
     /// The draft's interface version every document of the bundle follows.
     pub interface_version: String,
+    /// The packaged Skill Interface Schema the documents were validated against.
     pub skill_interface_schema: InterfaceSchemaRef,
     /// The tool and version that wrote the bundle.
     pub generator: String,
@@ -46,7 +48,9 @@ pub struct Manifest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BundleName {
+    /// The bundle's name (`skillbundle.yaml` `name`).
     pub name: String,
+    /// The bundle's release version.
     pub version: String,
 }
 
@@ -54,6 +58,7 @@ pub struct BundleName {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InterfaceSchemaRef {
+    /// The schema's JCS digest.
     pub digest: Digest,
 }
 
@@ -66,8 +71,11 @@ pub struct InterfaceSchemaRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ManifestSkill {
+    /// The skill's id (binding).
     pub skill_id: String,
+    /// The skill's version (binding).
     pub skill_version: Version,
+    /// The digest of the skill's interface document (binding).
     pub interface_digest: Digest,
     /// `interfaces/<skill_id>.json`.
     pub file: String,
@@ -84,9 +92,13 @@ pub struct ManifestSchema {
     /// The supporting-record kind, for `record`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// The Schema Reference's `schema_uri`.
     pub schema_uri: String,
+    /// Its `version`, MAJOR.MINOR.
     pub version: String,
+    /// Its `dialect` (the JSON Schema meta-schema URI).
     pub dialect: String,
+    /// The digest of its inline schema.
     pub digest: Digest,
 }
 

@@ -27,6 +27,7 @@ use std::sync::Arc;
 pub const FORMAT: &str = "skillbundle/1";
 /// Paths inside the archive.
 pub const MANIFEST_PATH: &str = "manifest.json";
+/// The Agent Card fragment: the bundle's AgentSkill entries and extension declaration.
 pub const CARD_FRAGMENT_PATH: &str = "a2a/agent-card-fragment.json";
 
 /// Whether `path` is a name the bundle layout allows inside the archive: the manifest,
@@ -107,6 +108,7 @@ fn write_pretty(value: &Value, depth: usize, out: &mut Vec<u8>) {
 /// Everything that goes into a bundle: path → content.
 #[derive(Debug, Clone)]
 pub struct Contents<'a> {
+    /// Archive path → content, in path order.
     pub files: BTreeMap<String, Body<'a>>,
     /// The manifest without signatures (what signatures cover, as JCS).
     pub manifest: Value,
@@ -118,7 +120,9 @@ pub struct Contents<'a> {
 /// 200 MB more for 10,000 skills with large schemas).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body<'a> {
+    /// A file's bytes as they are.
     Bytes(Arc<[u8]>),
+    /// An interface document, written as its JCS bytes.
     Document(&'a Document),
 }
 

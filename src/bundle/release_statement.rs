@@ -62,8 +62,11 @@ pub const FILE_SUFFIX: &str = ".release.json";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Statement {
+    /// The statement format name.
     pub format: String,
+    /// The bundle's name.
     pub name: String,
+    /// The bundle's version.
     pub version: String,
     /// SHA-256 of the bundle file (`sha256:…`).
     pub digest: String,
@@ -79,13 +82,16 @@ pub struct Statement {
 pub struct SignedStatement {
     /// base64url (no padding) of the payload's JCS bytes.
     pub payload: String,
+    /// The signatures over the payload.
     pub signatures: Vec<JwsSignature>,
 }
 
 /// The bundle a statement must be about.
 #[derive(Debug, Clone, Copy)]
 pub struct Subject<'a> {
+    /// The bundle's name.
     pub name: &'a str,
+    /// The bundle's version.
     pub version: &'a str,
     /// SHA-256 of the bundle file.
     pub digest: &'a str,

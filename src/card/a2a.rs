@@ -19,14 +19,20 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardFields {
+    /// The AgentSkill's `name`.
     pub name: String,
+    /// The AgentSkill's `description`.
     pub description: String,
+    /// The AgentSkill's `tags`.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The AgentSkill's `examples`: sample prompts.
     #[serde(default)]
     pub examples: Vec<String>,
+    /// The AgentSkill's `inputModes` (media types), when it overrides the card's.
     #[serde(default)]
     pub input_modes: Option<Vec<String>>,
+    /// The AgentSkill's `outputModes` (media types), when it overrides the card's.
     #[serde(default)]
     pub output_modes: Option<Vec<String>>,
     /// The AgentSkill's `securityRequirements`: each entry maps security scheme names
@@ -184,7 +190,12 @@ pub enum CardError {
     StaleSignatures,
     /// A base entry for a bundle skill sets a member to another value than the bundle.
     #[error("the base Agent Card's entry for skill {skill:?} sets `{member}` to another value than the bundle; the bundle's entry decides it (the base entry may only add members the bundle's leaves unset, such as securityRequirements)")]
-    SkillConflict { skill: String, member: String },
+    SkillConflict {
+        /// The skill's id.
+        skill: String,
+        /// The AgentSkill member that differs.
+        member: String,
+    },
     /// The merged card does not deserialize as an A2A 1.0 AgentCard.
     #[error("the merged card is not an A2A 1.0 AgentCard: {0}")]
     NotAnAgentCard(String),

@@ -36,9 +36,11 @@ use std::sync::Mutex;
 /// How a [`Caller`] talks to agents.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Size, time and depth limits of an exchange.
     pub limits: Limits,
     /// The binding to use; the card's first usable interface when `None`.
     pub binding: Option<Binding>,
+    /// How to wait for the result (blocking, stream, poll).
     pub mode: Mode,
     /// Keys one of which must have signed the Agent Card; no check when `None`.
     pub card_trust: Option<Vec<PublicKey>>,
@@ -68,9 +70,19 @@ pub enum Failure {
     Violation(Violation),
     /// The agent refused, with a well-formed error object (at describe_skill when
     /// `describe` is true).
-    Refused { describe: bool, refusal: Refusal },
+    Refused {
+        /// Whether the refusal answered describe_skill.
+        describe: bool,
+        /// The task state it ended in, and the agent's error object.
+        refusal: Refusal,
+    },
     /// The task stopped in another state (canceled, input-required, ...).
-    Stopped { describe: bool, state: String },
+    Stopped {
+        /// Whether the task was describe_skill's.
+        describe: bool,
+        /// The task's final state.
+        state: String,
+    },
     /// The exchange itself failed (unreachable, timeout, a binding error).
     Wire(WireError),
 }
@@ -117,8 +129,11 @@ impl std::fmt::Display for Failure {
 pub struct Agent {
     /// The card's URL: the target identity the cache is keyed by.
     pub card_url: String,
+    /// The Agent Card as read.
     pub card: Value,
+    /// What the card advertises of the extension and its skills.
     pub advertisement: CardAdvertisement,
+    /// The interface the calls go to.
     pub endpoint: Endpoint,
     /// Whether the card marks the extension `required: true`.
     pub extension_required: bool,
@@ -134,7 +149,9 @@ pub struct Called {
     pub binding: crate::interface::binding::Binding,
     /// The downstream task's id and context, as the agent issued them.
     pub task_id: String,
+    /// The downstream task's context id.
     pub context_id: String,
+    /// The checked result: the output, and the supporting records.
     #[serde(flatten)]
     pub delivered: Delivered,
     /// Whether the verified interface came from the cache (no describe_skill sent).
@@ -192,6 +209,7 @@ pub fn request_message(request: &Value) -> Value {
 }
 
 impl Caller {
+    /// A caller with `options`; fails only when no HTTP client can be built.
     pub fn new(options: Options) -> Result<Self, Failure> {
         Ok(Caller {
             http: Http::new(options.limits)?,
@@ -200,6 +218,7 @@ impl Caller {
         })
     }
 
+    /// The options it was built with.
     pub fn options(&self) -> &Options {
         &self.options
     }

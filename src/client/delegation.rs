@@ -26,13 +26,17 @@ pub const METADATA_KEY: &str = "skillbundle/delegation";
 /// the agent (endpoint or card URL) that issued its id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Upstream {
+    /// The agent (endpoint or card URL) that issued the task id.
     pub agent: String,
+    /// The upstream task's id.
     pub task_id: String,
+    /// The upstream task's context id, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
 }
 
 impl Upstream {
+    /// The correlation for task `task_id` issued by `agent`, without a context id.
     pub fn new(agent: impl Into<String>, task_id: impl Into<String>) -> Self {
         Upstream {
             agent: agent.into(),
@@ -82,9 +86,13 @@ impl Upstream {
 /// One delegation hop, for diagnostics and audit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hop {
+    /// The agent that issued the upstream task.
     pub upstream_agent: String,
+    /// The upstream task's id.
     pub upstream_task_id: String,
+    /// The agent called.
     pub downstream_agent: String,
+    /// The task it issued for the call.
     pub downstream_task_id: String,
     /// The downstream skill's binding: `skill_id`, `skill_version`, `interface_digest`.
     #[serde(flatten)]

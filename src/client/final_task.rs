@@ -52,6 +52,7 @@ pub struct Violation {
 }
 
 impl Violation {
+    /// A violation of `clause` at `pointer`, without evidence.
     pub fn new(clause: Clause, pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Violation {
             clause,
@@ -139,21 +140,29 @@ pub enum Ending<T> {
     Refused(Refusal),
     /// Stopped in another state (canceled, input-required, auth-required, or still
     /// working when the client stopped waiting): nothing to validate.
-    Stopped { state: String },
+    Stopped {
+        /// The state it stopped in.
+        state: String,
+    },
 }
 
 /// A well-formed refusal: the final state and the draft's error object.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Refusal {
+    /// The final task state (`TASK_STATE_FAILED`, `TASK_STATE_REJECTED`).
     pub state: String,
+    /// The draft's error object the agent sent.
     pub error: ErrorObject,
 }
 
 /// A supporting record received in its own Artifact.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Record {
+    /// The Artifact's artifactId.
     pub artifact_id: String,
+    /// The supporting-record kind.
     pub kind: String,
+    /// The record, valid against its schema.
     pub record: Value,
 }
 
@@ -429,6 +438,7 @@ pub struct Assembly {
 }
 
 impl Assembly {
+    /// An empty Task, before any event.
     pub fn new() -> Self {
         Assembly::default()
     }

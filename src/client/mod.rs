@@ -530,7 +530,10 @@ pub enum Composition {
     Direct,
     /// These fields differ: direct composition is not allowed (an out-of-band
     /// transformation may produce a new input, which is then validated as any input).
-    NotDirect { mismatched: Vec<&'static str> },
+    NotDirect {
+        /// The Schema Reference fields that differ.
+        mismatched: Vec<&'static str>,
+    },
 }
 
 /// Hand a value from one skill's output to the next skill's input (direct composition):

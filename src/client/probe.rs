@@ -32,7 +32,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// The agent met the requirement.
     Pass,
+    /// The agent broke the requirement.
     Fail,
     /// Not applicable, or not reachable after an earlier failure (the message says which).
     Skip,
@@ -41,15 +43,21 @@ pub enum Status {
 /// One check of one requirement.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
+    /// The requirement checked.
     pub clause: Clause,
+    /// Its level (MUST, SHOULD).
     pub level: Level,
     /// The skill it concerns, for per-skill checks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skill: Option<String>,
+    /// The outcome.
     pub status: Status,
+    /// What was found, in the probe's words.
     pub message: String,
+    /// A JSON Pointer into the value the evidence quotes, for a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// A bounded excerpt of what the agent sent, for a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
 }
@@ -93,7 +101,9 @@ impl Check {
 /// Everything a probe found about one agent.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The card URL probed.
     pub agent: String,
+    /// Every check, in the order run.
     pub checks: Vec<Check>,
 }
 

@@ -79,7 +79,9 @@ pub enum Mode {
 /// One interface of an Agent Card.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
+    /// The interface's `url`.
     pub url: String,
+    /// Its protocol binding.
     pub binding: Binding,
     /// `protocolVersion`, sent as `A2A-Version`.
     pub protocol_version: String,
@@ -158,9 +160,13 @@ pub enum WireError {
     /// The binding's error: a JSON-RPC error object, or an HTTP+JSON error status and body.
     /// `condition` is the draft's code when the binding's error exposes one.
     Binding {
+        /// The JSON-RPC error code, or the HTTP status.
         code: i64,
+        /// The binding error's message.
         message: String,
+        /// The draft's condition, when the error exposes one.
         condition: Option<String>,
+        /// A bounded excerpt of the error as sent.
         evidence: String,
     },
 }
@@ -189,7 +195,9 @@ fn transport(pointer: &str, message: impl Into<String>) -> WireError {
 /// `{"message"}`), and whether the response header echoed the extension.
 #[derive(Debug, Clone)]
 pub struct Exchange {
+    /// The response, in SendMessage form.
     pub response: Value,
+    /// Whether the response header echoed the extension.
     pub echoed: bool,
     /// Stream events applied (0 unless streamed), or polls made.
     pub events: usize,
@@ -203,6 +211,7 @@ pub struct Http {
 }
 
 impl Http {
+    /// A client with `limits`; no redirects are followed.
     pub fn new(limits: Limits) -> Result<Self, WireError> {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -213,6 +222,7 @@ impl Http {
         Ok(Http { client, limits })
     }
 
+    /// The limits it applies.
     pub fn limits(&self) -> Limits {
         self.limits
     }

@@ -112,8 +112,10 @@ pub struct Detail {
     /// The failing keyword (`type`, `required`, `enum`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyword: Option<String>,
+    /// What the schema expected, when the keyword names it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<Value>,
+    /// What the instance held, when safe to show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual: Option<Value>,
 }
@@ -121,9 +123,12 @@ pub struct Detail {
 /// The body of the draft's error object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
+    /// The machine-readable condition.
     pub code: Condition,
+    /// A message for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Per-location details (for `input_invalid`, `output_invalid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<Detail>>,
 }
@@ -132,6 +137,7 @@ pub struct ErrorBody {
 /// the data value of the Task's final status Message (or of the binding's error).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {
+    /// The error body.
     pub error: ErrorBody,
     /// Where it was detected; not part of the wire object.
     #[serde(skip, default = "client")]
@@ -191,14 +197,17 @@ impl ErrorObject {
         }
     }
 
+    /// The condition.
     pub fn code(&self) -> Condition {
         self.error.code
     }
 
+    /// The message, empty when none.
     pub fn message(&self) -> &str {
         self.error.message.as_deref().unwrap_or_default()
     }
 
+    /// The details, empty when none.
     pub fn details(&self) -> &[Detail] {
         self.error.details.as_deref().unwrap_or_default()
     }

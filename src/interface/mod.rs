@@ -34,12 +34,17 @@ pub const DESCRIBE_SKILL: &str = "describe_skill";
 /// [`SchemaReference::schema`] parses the bytes back when a tree is needed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchemaReference {
+    /// The schema's role: input, output or supporting record.
     pub role: Role,
     /// The supporting-record kind, for [`Role::Record`].
     pub kind: Option<String>,
+    /// The schema's identity URI.
     pub schema_uri: String,
+    /// The schema's version, MAJOR.MINOR.
     pub version: Version,
+    /// The JSON Schema dialect (meta-schema URI).
     pub dialect: String,
+    /// SHA-256 of the inline schema's JCS bytes.
     pub digest: Digest,
     /// The inline schema's canonical (JCS) bytes; `digest` is their SHA-256.
     pub jcs: SchemaBytes,
@@ -126,9 +131,13 @@ pub(crate) fn parse_canonical(bytes: &[u8]) -> Value {
 /// took more memory than everything else an agent holds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
+    /// The skill's id.
     pub skill_id: String,
+    /// The skill's version.
     pub skill_version: Version,
+    /// The response modes and cancellability the skill supports.
     pub interaction: Interaction,
+    /// The default mode and whether approval may be required.
     pub authority: Authority,
     /// Input, output, then the records (each with its kind) in document order.
     schemas: Vec<SchemaReference>,

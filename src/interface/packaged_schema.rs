@@ -28,7 +28,9 @@ pub struct SchemaViolation {
     pub instance_path: String,
     /// JSON Pointer into the Skill Interface Schema.
     pub schema_path: String,
+    /// The failing keyword.
     pub keyword: String,
+    /// The validator's message.
     pub message: String,
 }
 

@@ -33,13 +33,21 @@ pub const RESULT_OBJECT_RESULT: &str = "result";
 /// The A2A 1.0 task states a schema-governed Task can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
+    /// `TASK_STATE_SUBMITTED`.
     Submitted,
+    /// `TASK_STATE_WORKING`.
     Working,
+    /// `TASK_STATE_INPUT_REQUIRED` (interrupted).
     InputRequired,
+    /// `TASK_STATE_AUTH_REQUIRED` (interrupted).
     AuthRequired,
+    /// `TASK_STATE_COMPLETED` (terminal).
     Completed,
+    /// `TASK_STATE_FAILED` (terminal).
     Failed,
+    /// `TASK_STATE_CANCELED` (terminal).
     Canceled,
+    /// `TASK_STATE_REJECTED` (terminal).
     Rejected,
 }
 
@@ -333,7 +341,12 @@ pub enum Checked<'a> {
     /// The primary result: the skill result object's `result`, valid.
     Result(&'a Value),
     /// A supporting record of a declared kind, valid.
-    Record { kind: &'a str, record: &'a Value },
+    Record {
+        /// The record's declared kind.
+        kind: &'a str,
+        /// The record.
+        record: &'a Value,
+    },
 }
 
 /// Check one whole Artifact of a skill's Task, its name and the data of its Parts
@@ -411,8 +424,11 @@ pub struct ArtifactView<'a> {
 /// result (when it was checked here) and each record checked here, with its index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delivery<'a> {
+    /// The index of the primary result Artifact.
     pub primary: usize,
+    /// Its result, when it was checked here.
     pub result: Option<&'a Value>,
+    /// Each record checked here: Artifact index, kind, record.
     pub records: Vec<(usize, &'a str, &'a Value)>,
 }
 

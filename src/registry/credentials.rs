@@ -26,7 +26,12 @@ pub enum Credentials {
     Anonymous,
     /// A user name and password (or personal access token) for the basic flow, or to
     /// exchange for a bearer token when the registry asks for one.
-    Basic { username: String, password: String },
+    Basic {
+        /// The user name.
+        username: String,
+        /// The password or personal access token.
+        password: String,
+    },
     /// A bearer token to present as it is.
     Bearer(String),
 }

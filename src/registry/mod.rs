@@ -55,11 +55,13 @@ pub const ARTIFACT_TYPE: &str = "application/vnd.skillbundle.bundle.v1";
 pub const LAYER_MEDIA_TYPE: &str = "application/vnd.skillbundle.bundle.v1.tar+gzip";
 /// The OCI image manifest media type.
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
-/// The OCI 1.1 empty descriptor's media type, and its content.
+/// The OCI 1.1 empty descriptor's media type.
 pub const EMPTY_CONFIG_MEDIA_TYPE: &str = "application/vnd.oci.empty.v1+json";
+/// The empty descriptor's content.
 pub const EMPTY_CONFIG: &[u8] = b"{}";
-/// Annotation keys of our own.
+/// Annotation key of our own: the bundle's name.
 pub const ANNOTATION_BUNDLE_NAME: &str = "io.skillbundle.bundle.name";
+/// Annotation key of our own: the number of skills in the bundle.
 pub const ANNOTATION_SKILL_COUNT: &str = "io.skillbundle.bundle.skills";
 const ANNOTATION_TITLE: &str = "org.opencontainers.image.title";
 const ANNOTATION_VERSION: &str = "org.opencontainers.image.version";
@@ -81,8 +83,11 @@ pub struct Options {
 /// What a bundle's artifact says about it, for the manifest's annotations.
 #[derive(Debug, Clone)]
 pub struct BundleInfo {
+    /// The bundle's name.
     pub name: String,
+    /// The bundle's version.
     pub version: String,
+    /// How many skills it holds.
     pub skills: usize,
 }
 
@@ -102,6 +107,7 @@ pub struct Pushed {
 /// A verified download: the bundle bytes, not yet opened.
 #[derive(Debug, Clone)]
 pub struct Pulled {
+    /// The bundle file's bytes.
     pub bytes: Vec<u8>,
     /// The release statement the manifest carries ([`crate::bundle::release_statement`]), not yet checked.
     pub release: Option<Vec<u8>>,
@@ -160,18 +166,22 @@ impl ArtifactRef {
         &self.text
     }
 
+    /// The registry host (and port).
     pub fn registry(&self) -> &str {
         self.inner.registry()
     }
 
+    /// The repository path.
     pub fn repository(&self) -> &str {
         self.inner.repository()
     }
 
+    /// The tag, when the reference has one.
     pub fn tag(&self) -> Option<&str> {
         self.inner.tag()
     }
 
+    /// The manifest digest, when the reference pins one.
     pub fn digest(&self) -> Option<&str> {
         self.inner.digest()
     }
@@ -677,7 +687,9 @@ async fn pull_within(
 /// The layer a manifest declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layer {
+    /// The layer's `sha256:` digest.
     pub digest: String,
+    /// The layer's size in bytes.
     pub size: u64,
 }
 
