@@ -12,14 +12,22 @@ logs; `skillbundle probe` passes against the gateway.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import subprocess
 import time
+import uuid
 from typing import Any
 
 import httpx
 import pytest
+from a2a.client import A2ACardResolver, ClientConfig, create_client
+from a2a.client.client import ClientCallContext
+from a2a.extensions.common import HTTP_EXTENSION_HEADER
+from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.types import Message, Role, SendMessageConfiguration, SendMessageRequest, TaskPushNotificationConfig
+from a2a.utils.errors import PushNotificationNotSupportedError
 
 from conftest import (
     BIN,
@@ -245,6 +253,47 @@ def test_base_requests_pass_through_unchanged(gateway: Gateway, upstream: Upstre
             assert message is not None, (label(client), sent.events)
             assert message["parts"][0]["text"] == "echo: hello upstream"
             assert upstream.calls()["executions"] == before + 1
+
+
+async def send_with_push(url: str, binding: str, stream: bool, part: Any, activate: bool) -> Any:
+    """a2a-sdk's client sending `part` with a push-notification config: its events, or the
+    exception it raised."""
+    message = Message(role=Role.ROLE_USER, message_id=uuid.uuid4().hex, parts=[part])
+    if activate:
+        message.extensions.append(EXTENSION_URI)
+    context = ClientCallContext(service_parameters={HTTP_EXTENSION_HEADER: EXTENSION_URI}) if activate else None
+    push = TaskPushNotificationConfig(url="https://caller.example/hook", token=SECRET)
+    request = SendMessageRequest(message=message,
+                                 configuration=SendMessageConfiguration(task_push_notification_config=push))
+    async with httpx.AsyncClient(timeout=60) as http:
+        card = await A2ACardResolver(http, url).get_agent_card()
+        client = await create_client(card, ClientConfig(httpx_client=http, streaming=stream,
+                                                        supported_protocol_bindings=[binding]))
+        try:
+            return [r async for r in client.send_message(request, context=context)]
+        except Exception as e:  # noqa: BLE001 (the client's error is the answer)
+            return e
+        finally:
+            await client.close()
+
+
+def test_push_configs_are_refused_as_the_card_says(gateway: Gateway, upstream: Upstream, schemas: Schemas,
+                                                   example_arguments: dict) -> None:
+    """The card says `pushNotifications: false`: a send with a push config, a base request
+    or a skill request, is refused with PushNotificationNotSupportedError before the
+    upstream, through a2a-sdk's client on both bindings, blocking and streaming."""
+    card = httpx.get(f"{gateway.url}/.well-known/agent-card.json", timeout=10).json()
+    assert card["capabilities"]["pushNotifications"] is False, card
+    governed = new_data_part(skill_request(schemas, SKILL, example_arguments))
+    before = upstream.calls()
+    for binding in ("JSONRPC", "HTTP+JSON"):
+        for stream in (False, True):
+            for part, activate in ((new_text_part("hello upstream"), False), (governed, True)):
+                answer = asyncio.run(send_with_push(gateway.url, binding, stream, part, activate))
+                where = (binding, stream, activate)
+                assert isinstance(answer, PushNotificationNotSupportedError), (where, answer)
+                assert SECRET not in str(answer), (where, answer)
+    assert upstream.calls() == before
 
 
 # -- operations -------------------------------------------------------------------------------------------

@@ -110,9 +110,11 @@ fn each_upstream_misbehaviour_fails_the_task_with_nothing_invalid_delivered() {
 
 /// Base A2A requests reach the upstream unchanged; with `--require-extension` the card
 /// says `required: true` and requests without activation are refused (-32008) before the
-/// upstream.
+/// upstream. A send with a push-notification config, base or governed, is refused
+/// (PushNotificationNotSupportedError, as the card's `pushNotifications: false` says)
+/// before the upstream.
 fn base_requests_pass_through_and_require_extension_refuses_them() {
-    pytest("test_gateway.py", "base_requests");
+    pytest("test_gateway.py", "base_requests or push_configs");
     pytest("test_operations.py", "require_extension");
 }
 
