@@ -2,8 +2,8 @@
 //! modules import each other (ARCHITECTURE.md's rules, issue #25).
 //!
 //! Reads every module path in the library's own code — `crate::a::b`, `super::`- and
-//! `self::`-relative paths, `use` groups (`use crate::{a, b::{c, d}}`, across lines) and a
-//! `use` of a child module by its bare name — with comments, string literals and
+//! `self::`-relative paths, `use` groups (`use crate::{a, b::{c, d}}`, across lines), and
+//! a child module by its bare name (`use kid::X`, `kid::f()`) — with comments, string literals and
 //! `#[cfg(test)]` items left out (they do not ship), and fails naming the file and line of
 //! each forbidden import.
 
@@ -339,6 +339,13 @@ fn paths_in(
         base.extend(rest.iter().cloned());
         Some(base)
     };
+    // The names of this module's child modules: a bare path through one of them is the
+    // child (a same-named import beside it would not compile).
+    let children: Vec<String> = modules
+        .iter()
+        .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+        .map(|m| m[module.len()].clone())
+        .collect();
     let mut found = Vec::new();
     let mut i = 0;
     while i < b.len() {
@@ -357,17 +364,19 @@ fn paths_in(
             p.i += 3;
             p.tree(Vec::new(), &mut trees);
         } else if ["crate", "super", "self"]
-            .iter()
+            .into_iter()
+            .chain(children.iter().map(String::as_str))
             .any(|k| word_after(k.as_bytes()) && b[i + k.len()..].starts_with(b"::"))
         {
             p.tree(Vec::new(), &mut trees);
-            // Outside `use`, only the anchored paths are read: a bare `x::y` in an
-            // expression may be a local type's associated item.
+            // Outside `use`, the anchored paths and those through a child module
+            // (`load::read(…)` in `agent`: how a parent mostly reaches its children) are
+            // read; any other bare `x::y` may be another crate's or a type's item.
             trees.retain(|(path, _)| {
-                matches!(
-                    path.first().map(String::as_str),
-                    Some("crate" | "super" | "self")
-                )
+                path.first().is_some_and(|first| {
+                    matches!(first.as_str(), "crate" | "super" | "self")
+                        || (path.len() > 1 && children.contains(first))
+                })
             });
         } else {
             i += 1;
@@ -490,6 +499,7 @@ fn f() -> crate::c::d::Z { let s = "crate::in_a_string::X"; super::super::c::W }
 // use crate::in_a_comment;
 /* use crate::in_a_block /* nested */ comment; */
 let q = '"'; let t = crate::c::T;
+fn g() { kid::run(); other::skip(); kid(); c::not_a_child(); }
 #[cfg(test)]
 mod tests { use crate::in_a_test::X; }
 "#;
@@ -509,6 +519,7 @@ mod tests { use crate::in_a_test::X; }
         ("c::d::Z", 7),
         ("c::W", 7),
         ("c::T", 10),
+        ("a::b::kid::run", 11),
     ]
     .into_iter()
     .map(|(p, l)| (p.to_string(), l))
@@ -545,7 +556,11 @@ fn the_agent_side_never_uses_the_authoring_side() {
 
 /// A module and its private children (`mod refs;` in `release/compat/mod.rs`) are one
 /// module split into files: the children share the parent's private context, and nothing
-/// outside can name them. Every other pair counts, a public child and its parent too.
+/// outside can name them. Every other pair counts, a public child and its parent too: a
+/// `pub mod` is a module of its own that others may import, and a two-way import with its
+/// parent makes neither usable without the other. (A child importing its parent alone is
+/// one edge, never a pair.) The parent's side is mostly a bare `child::f()`, which is
+/// why paths through a child module count outside `use` too.
 #[test]
 fn no_two_modules_import_each_other() {
     let Library { imports, private } = library();
