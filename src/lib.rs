@@ -26,8 +26,9 @@
 //! hidden from the documentation: the re-exports below are the embedding API.
 //!
 //! An embedder can still reach the modules behind the re-exports; those of the agent and
-//! client sides (`agent`, `bundle`, `card`, `client`, `finding`, `interface`,
-//! `registry`) are documented item by item all the same. `missing_docs` skips hidden
+//! client sides and what they stand on (`agent`, `bundle`, `card`, `client`, `crypto`,
+//! `finding`, `fs`, `interface`, `registry`, `schema`, `wire`) are documented item by
+//! item all the same. `missing_docs` skips hidden
 //! items, so `.ci/run` builds the documentation once more with
 //! `RUSTDOCFLAGS="--cfg skillbundle_doc_all -D missing-docs"`, which un-hides them.
 
@@ -47,11 +48,11 @@ pub mod bundle;
 pub mod card;
 #[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod client;
-#[doc(hidden)]
+#[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod crypto;
 #[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod finding;
-#[doc(hidden)]
+#[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod fs;
 #[cfg(feature = "gateway")]
 #[doc(hidden)]
@@ -66,9 +67,9 @@ pub mod python;
 pub mod registry;
 #[doc(hidden)]
 pub mod release;
-#[doc(hidden)]
+#[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod schema;
-#[doc(hidden)]
+#[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod wire;
 
 #[cfg(feature = "oci")]

@@ -177,7 +177,7 @@ impl<'b> Input<'b> {
     }
 
     /// The verdict on arguments a validator of the input_schema judged elsewhere (a
-    /// binding's [`Input::python_validator`]): its errors, none when they are valid, make
+    /// binding's `Input::python_validator`): its errors, none when they are valid, make
     /// the same `input_invalid` error object [`Input::validate`] makes.
     pub fn verdict<'i>(
         &self,
@@ -567,7 +567,7 @@ pub(crate) fn validate(
     // expected; were it to happen, the schema is what is defective, not the instance.
     let validator = schema.validator().map_err(|_| uncompiled(stage))?;
     let max = crate::schema::validator::MAX_NESTING;
-    let errors = validator.evaluate(instance).map_err(|at| {
+    let errors = validator.evaluate(instance).map_err(|too_deep| {
         ErrorObject::new(
             Condition::ResourceLimitExceeded,
             stage,
@@ -576,7 +576,7 @@ pub(crate) fn validate(
             ),
         )
         .with_details(vec![Detail {
-            instance_path: at,
+            instance_path: too_deep.pointer,
             schema_path: None,
             keyword: None,
             expected: None,

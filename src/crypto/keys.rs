@@ -893,10 +893,12 @@ impl TrustedKeys {
         self
     }
 
+    /// The trusted public keys.
     pub fn keys(&self) -> &[PublicKey] {
         &self.keys
     }
 
+    /// Whether an unsigned bundle is accepted.
     pub fn allows_unsigned(&self) -> bool {
         self.allow_unsigned
     }

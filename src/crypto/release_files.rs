@@ -36,8 +36,11 @@ pub struct FileEntry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Document {
+    /// [`FORMAT`].
     pub format: String,
+    /// The files, sorted by name.
     pub files: Vec<FileEntry>,
+    /// The detached-payload JWS signatures over the document without this member.
     #[serde(default)]
     pub signatures: Vec<JwsSignature>,
 }
@@ -113,6 +116,7 @@ pub fn sign(files: &[(String, Vec<u8>)], keys: &[SigningKeyPair]) -> Result<Docu
 /// What a verified document vouches for.
 #[derive(Debug, Clone)]
 pub struct Verified {
+    /// The files the document lists, each checked against its digest.
     pub files: Vec<FileEntry>,
     /// The `kid`s of the trusted keys whose signatures verified.
     pub signed_by: Vec<String>,

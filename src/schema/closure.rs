@@ -79,7 +79,9 @@ pub fn check_with(schema: &Value, rules: Rules) -> Vec<Finding> {
 /// without resolving every reference twice.
 #[derive(Debug)]
 pub struct Closure {
+    /// What the reference rules found.
     pub findings: Vec<Finding>,
+    /// The reference chains, for the resource limits ([`ref_chains`]).
     pub chains: RefChains,
 }
 

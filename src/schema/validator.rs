@@ -66,6 +66,7 @@ pub struct ValidationDetail {
     pub schema_path: String,
     /// The failing keyword, e.g. `required`, `format`, `pattern`.
     pub keyword: String,
+    /// The validator's message.
     pub message: String,
 }
 
@@ -91,6 +92,7 @@ pub struct PatternCache {
 type Probe = (&'static str, String);
 
 impl PatternCache {
+    /// An empty cache.
     pub fn new() -> Self {
         Self::default()
     }
@@ -318,6 +320,14 @@ fn compile_finding(error: &ValidationError<'_>) -> Finding {
     )
 }
 
+/// An instance nested deeper than [`MAX_NESTING`], which is never evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the instance is nested more than {MAX_NESTING} levels deep")]
+pub(crate) struct TooDeep {
+    /// The JSON Pointer of the first value beyond that depth.
+    pub(crate) pointer: String,
+}
+
 impl Validator {
     /// Every error of `instance`, as the underlying jsonschema errors (for callers that
     /// need their kinds), or — for an instance nested deeper than [`MAX_NESTING`], which
@@ -326,9 +336,9 @@ impl Validator {
     pub(crate) fn evaluate<'i>(
         &'i self,
         instance: &'i Value,
-    ) -> Result<jsonschema::ErrorIterator<'i>, String> {
+    ) -> Result<jsonschema::ErrorIterator<'i>, TooDeep> {
         match first_beyond_depth(instance, MAX_NESTING) {
-            Some(at) => Err(at),
+            Some(pointer) => Err(TooDeep { pointer }),
             None => Ok(self.inner.iter_errors(instance)),
         }
     }

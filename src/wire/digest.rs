@@ -180,6 +180,7 @@ impl Digest {
         Digest::of_bytes(&jcs(value))
     }
 
+    /// The digest's text, `sha256:` and 64 lowercase hex digits.
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -30,6 +30,7 @@ pub const DEFAULT_MAX_DEPTH: usize = 256;
 /// Why a text was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonError {
+    /// What is wrong.
     pub message: String,
     /// 1-based line.
     pub line: usize,

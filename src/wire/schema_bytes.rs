@@ -61,6 +61,7 @@ impl SchemaBytes {
         }
     }
 
+    /// Whether there are no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

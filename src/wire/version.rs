@@ -13,11 +13,14 @@ use std::str::FromStr;
 /// A canonical `MAJOR.MINOR` version. Ordering is numeric: 1.9 < 1.10 < 2.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Version {
+    /// The MAJOR number.
     pub major: u64,
+    /// The MINOR number.
     pub minor: u64,
 }
 
 impl Version {
+    /// The version `major.minor`.
     pub const fn new(major: u64, minor: u64) -> Self {
         Version { major, minor }
     }

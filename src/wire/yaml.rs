@@ -18,8 +18,11 @@ use std::fmt;
 /// A YAML file that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct YamlError {
+    /// What is wrong.
     pub message: String,
+    /// 1-based line, when the parser knows it.
     pub line: Option<usize>,
+    /// 1-based column, when the parser knows it.
     pub column: Option<usize>,
     /// A resource budget (aliases, nesting, size) was exceeded.
     pub limit: bool,
