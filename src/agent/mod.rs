@@ -453,25 +453,11 @@ impl Bundle {
         let stage = Detected::DuringProcessing;
         let skill = self.skill(skill_id, stage)?;
         let Some(schema) = skill.record(kind) else {
-            let mut kinds: Vec<&str> = skill
-                .document
-                .records()
-                .iter()
-                .filter_map(|r| r.kind.as_deref())
-                .collect();
-            kinds.sort_unstable();
-            return Err(ErrorObject::new(
-                Condition::OutputInvalid,
-                stage,
-                format!(
-                    "the record's kind is not one {skill_id} declares (declared: {})",
-                    if kinds.is_empty() {
-                        "none".to_string()
-                    } else {
-                        kinds.join(", ")
-                    }
-                ),
-            ));
+            let kinds = skill.document.records().iter();
+            let kinds = kinds.filter_map(|r| r.kind.as_deref()).collect();
+            return Err(
+                crate::interface::task_rules::undeclared_kind(skill_id, kinds).error(stage),
+            );
         };
         validate(schema, record, Condition::OutputInvalid, stage, || {
             format!("the {kind} record does not conform to the schema {skill_id} declares for it")

@@ -156,14 +156,10 @@ impl VerifiedInterface {
     /// nonconforming record is `output_invalid` (local).
     pub fn check_record(&self, kind: &str, record: &Value) -> Result<(), ErrorObject> {
         let Some(validator) = self.validators.records.get(kind) else {
-            return Err(ErrorObject::new(
-                Condition::OutputInvalid,
-                Detected::Client,
-                format!(
-                    "the record's kind is not one {} declares",
-                    self.binding.skill_id
-                ),
-            ));
+            let kinds = self.validators.records.keys().map(String::as_str).collect();
+            let fault =
+                crate::interface::task_rules::undeclared_kind(&self.binding.skill_id, kinds);
+            return Err(fault.error(Detected::Client));
         };
         crate::agent::validate(
             validator,

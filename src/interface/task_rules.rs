@@ -270,23 +270,29 @@ pub fn artifact_role<'a>(
             "an Artifact other than the primary result has no name (a supporting record is named after its kind)",
         )),
         Some(kind) => {
-            let mut kinds = schemas.record_kinds();
+            let kinds = schemas.record_kinds();
             if kinds.contains(&kind) {
                 return Ok(ArtifactRole::Record(kind));
             }
-            kinds.sort_unstable();
-            let declared = if kinds.is_empty() {
-                "none".to_string()
-            } else {
-                kinds.join(", ")
-            };
-            Err(Fault::new(
-                Requirement::SupportingRecord,
-                "/name",
-                format!("the record's kind is not one {skill} declares (declared: {declared})"),
-            ))
+            Err(undeclared_kind(skill, kinds))
         }
     }
+}
+
+/// A record whose kind `skill_id` does not declare (`kinds` are the kinds it does): no
+/// Task may hold it. Pointer `/name`, relative to the Artifact.
+pub fn undeclared_kind(skill_id: &str, mut kinds: Vec<&str>) -> Fault {
+    kinds.sort_unstable();
+    let declared = if kinds.is_empty() {
+        "none".to_string()
+    } else {
+        kinds.join(", ")
+    };
+    Fault::new(
+        Requirement::SupportingRecord,
+        "/name",
+        format!("the record's kind is not one {skill_id} declares (declared: {declared})"),
+    )
 }
 
 /// The `result` of a skill result object `{"skill": <skill_id>, "result": <output>}`,
