@@ -25,10 +25,8 @@
 //! the `skillbundle` binary, the tests, the fuzz targets and the Python package, and
 //! hidden from the documentation: the re-exports below are the embedding API.
 //!
-//! An embedder can still reach the modules behind the re-exports; those of the agent and
-//! client sides and what they stand on (`agent`, `bundle`, `card`, `client`, `crypto`,
-//! `finding`, `fs`, `interface`, `registry`, `schema`, `wire`) are documented item by
-//! item all the same. `missing_docs` skips hidden
+//! An embedder can still reach the modules behind the re-exports; every one but the
+//! binary's `gateway` and the extension's `python` is documented item by item all the same. `missing_docs` skips hidden
 //! items, so `.ci/run` builds the documentation once more with
 //! `RUSTDOCFLAGS="--cfg skillbundle_doc_all -D missing-docs"`, which un-hides them.
 
@@ -40,7 +38,7 @@
 
 #[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod agent;
-#[doc(hidden)]
+#[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod build;
 #[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod bundle;
@@ -65,7 +63,7 @@ pub mod python;
 #[cfg(feature = "oci")]
 #[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod registry;
-#[doc(hidden)]
+#[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod release;
 #[cfg_attr(not(skillbundle_doc_all), doc(hidden))]
 pub mod schema;

@@ -17,7 +17,9 @@ use crate::release::candidate::{Candidate, CandidateSchema};
 /// of skills must not keep them all.
 #[derive(Debug)]
 pub struct LoadedSchema {
+    /// The Schema Reference the document carries, inline schema included.
     pub reference: SchemaReference,
+    /// The schema's source file, for locations.
     pub source: SourceFile,
     /// The manifest field that declared it (`input`, `output`, `supporting_records[0]`).
     pub field: String,
@@ -29,8 +31,11 @@ pub struct LoadedSchema {
 /// perhaps, its examples (their findings are in [`crate::build::pipeline::Checked::findings`]).
 #[derive(Debug)]
 pub struct CheckedSkill {
+    /// The skill's manifest as read.
     pub source: SkillSource,
+    /// Its schemas, in the manifest's order (input, output, records).
     pub schemas: Vec<LoadedSchema>,
+    /// The assembled Skill Interface Document.
     pub interface: Document,
 }
 

@@ -46,9 +46,13 @@ impl Expectation {
 /// One example file found on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Example {
+    /// The role whose schema judges it (from its folder).
     pub role: Role,
+    /// The supporting-record kind, for a record example.
     pub kind: Option<String>,
+    /// Whether its folder promises a valid instance (`valid/`) or an invalid one.
     pub valid: bool,
+    /// The file.
     pub path: PathBuf,
 }
 

@@ -17,6 +17,7 @@ use std::path::Path;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceManifest {
+    /// The bundle's name and release version.
     pub bundle: BundleId,
     /// Skill directories, as paths or `*` patterns relative to the workspace.
     /// Default: every `skills/*` directory that holds a `skill.yaml`.
@@ -42,7 +43,9 @@ pub struct WorkspaceManifest {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BundleId {
+    /// The bundle's name (also its file name).
     pub name: String,
+    /// The bundle's release version.
     pub version: String,
 }
 
@@ -50,14 +53,22 @@ pub struct BundleId {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkillManifest {
+    /// The skill's id.
     pub skill_id: String,
+    /// The skill's version, MAJOR.MINOR.
     pub skill_version: Version,
+    /// The A2A AgentSkill fields of its card entry.
     pub card: CardFields,
+    /// The skill input schema.
     pub input: SchemaSource,
+    /// The skill output schema.
     pub output: SchemaSource,
+    /// The supporting-record schemas, each with its kind.
     #[serde(default)]
     pub supporting_records: Vec<RecordSource>,
+    /// The document's `interaction`.
     pub interaction: Interaction,
+    /// The document's `authority`.
     pub authority: Authority,
 }
 
@@ -82,9 +93,13 @@ impl SkillManifest {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchemaSource {
+    /// The schema file, relative to the skill's folder.
     pub file: String,
+    /// The identity URI it is published under.
     pub schema_uri: String,
+    /// Its version, MAJOR.MINOR.
     pub version: Version,
+    /// The JSON Schema dialect; the default one when absent.
     #[serde(default)]
     pub dialect: Option<String>,
 }
@@ -93,15 +108,21 @@ pub struct SchemaSource {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSource {
+    /// The supporting-record kind.
     pub kind: String,
+    /// The schema file, relative to the skill's folder.
     pub file: String,
+    /// The identity URI it is published under.
     pub schema_uri: String,
+    /// Its version, MAJOR.MINOR.
     pub version: Version,
+    /// The JSON Schema dialect; the default one when absent.
     #[serde(default)]
     pub dialect: Option<String>,
 }
 
 impl RecordSource {
+    /// The schema part, without the kind.
     pub fn source(&self) -> SchemaSource {
         SchemaSource {
             file: self.file.clone(),

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 /// The result of checking a workspace.
 #[derive(Debug)]
 pub struct Checked {
+    /// The workspace, when its manifest could be read.
     pub workspace: Option<Workspace>,
     /// Skills whose interface was assembled, sorted by skill_id. A skill whose only
     /// problem is a failing example is here (its interface is what it is); `ok()` tells
@@ -66,6 +67,7 @@ pub fn check(root: &Path) -> Checked {
 pub struct Progress(Option<std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>>);
 
 impl Progress {
+    /// A progress observer calling `f(done, total)`.
     pub fn new(f: impl Fn(usize, usize) + Send + Sync + 'static) -> Self {
         Progress(Some(std::sync::Arc::new(f)))
     }
@@ -576,6 +578,7 @@ pub fn card_fragment(skills: &[CheckedSkill]) -> serde_json::Value {
 /// The outcome of a build.
 #[derive(Debug)]
 pub struct Built {
+    /// What checking the workspace found.
     pub checked: Checked,
     /// The bundle written, when every check passed.
     pub bundle: Option<PathBuf>,

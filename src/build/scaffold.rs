@@ -18,6 +18,7 @@ pub enum InitError {
     ReservedSkillId,
     /// These files already exist; nothing was written.
     Exists(Vec<PathBuf>),
+    /// A file or folder could not be written (which, and why).
     Io(PathBuf, std::io::Error),
 }
 

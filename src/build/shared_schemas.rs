@@ -34,6 +34,7 @@ pub const MAX_SHARED_FILES: usize = 256;
 /// The shared files embedded into one schema, by `$id`.
 #[derive(Debug, Default)]
 pub struct Embedded {
+    /// `$id` → the shared file embedded under it.
     pub files: BTreeMap<String, SourceFile>,
 }
 

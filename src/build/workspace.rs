@@ -23,6 +23,7 @@ pub struct Workspace {
     /// The directory as given (used to name files in findings, so they are clickable
     /// relative to where the user ran the tool).
     pub root: PathBuf,
+    /// `skillbundle.yaml` as read.
     pub manifest: WorkspaceManifest,
     /// Skill directories, sorted.
     pub skill_dirs: Vec<PathBuf>,
@@ -398,8 +399,11 @@ pub fn read_value(
 /// A skill's manifest as read, with where it lives.
 #[derive(Debug, Clone)]
 pub struct SkillSource {
+    /// The skill's folder.
     pub dir: PathBuf,
+    /// Its `skill.yaml`, as findings name it.
     pub manifest_path: PathBuf,
+    /// The manifest as read.
     pub manifest: SkillManifest,
 }
 

@@ -26,6 +26,7 @@ pub struct Candidate<'a> {
 /// One schema of a [`Candidate`], with where it was authored.
 #[derive(Debug, Clone)]
 pub struct CandidateSchema<'a> {
+    /// The Schema Reference the skill would publish.
     pub reference: &'a SchemaReference,
     /// The schema's source file, for the line of a breaking change.
     pub source: &'a SourceFile,

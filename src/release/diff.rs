@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// What a workspace or bundle publishes, for `diff`.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
+    /// What it publishes.
     pub ledger: Ledger,
     /// Problems of a workspace that did not stop the comparison (a failing example, a
     /// skill whose interface could not be assembled), as warnings.
@@ -27,26 +28,33 @@ pub struct Snapshot {
 /// One skill in a diff.
 #[derive(Debug, Clone, Serialize)]
 pub struct SkillReport {
+    /// The skill's id.
     pub skill_id: String,
     /// `added`, `removed`, `changed`, `unchanged`, or `not_compared` (a side could not
     /// assemble its interface: see the snapshot's findings).
     pub status: &'static str,
+    /// Its version on the old side, if there.
     pub old_version: Option<Version>,
+    /// Its version on the new side, if there.
     pub new_version: Option<Version>,
     /// The smallest step the skill_version needs.
     pub required: Step,
     /// The step the skill_version took (`None`: it went down, or the skill is new/gone).
     pub actual: Option<Step>,
+    /// Whether the step taken suffices.
     pub satisfied: bool,
     /// The version to use when the step does not suffice.
     pub suggested: Option<Version>,
+    /// The skill-level changes, each with the step it needs.
     pub changes: Vec<SkillChange>,
+    /// How each role's schema changed.
     pub schemas: Vec<SchemaDiff>,
 }
 
 /// Every change between two snapshots, per skill.
 #[derive(Debug, Clone, Serialize)]
 pub struct Diff {
+    /// One report per skill of either side, by skill_id.
     pub skills: Vec<SkillReport>,
 }
 

@@ -39,9 +39,13 @@ pub const FORMAT: &str = "skillbundle-lock/1";
 /// One published schema: its identity, digest and content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchemaEntry {
+    /// The schema's identity URI.
     pub schema_uri: String,
+    /// Its version.
     pub version: Version,
+    /// Its JSON Schema dialect.
     pub dialect: String,
+    /// SHA-256 of its canonical bytes.
     pub digest: Digest,
     /// The schema's canonical (JCS) bytes; `digest` is their SHA-256. Bytes, not a tree:
     /// the lock of 10,000 skills holds 30,000 schemas, and as trees they took more than a
@@ -71,11 +75,15 @@ impl SchemaEntry {
 /// A Schema Reference as a skill version used it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaUse {
+    /// The schema's role in the skill.
     pub role: Role,
     /// The supporting-record kind, for [`Role::Record`].
     pub kind: Option<String>,
+    /// The schema's identity URI.
     pub schema_uri: String,
+    /// Its version.
     pub version: Version,
+    /// Its digest.
     pub digest: Digest,
 }
 
@@ -92,15 +100,23 @@ impl SchemaUse {
 /// One published skill version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillEntry {
+    /// The skill's id.
     pub skill_id: String,
+    /// The skill's version.
     pub skill_version: Version,
+    /// The draft interface version its document follows.
     pub interface_version: String,
+    /// The digest of its Skill Interface Document.
     pub interface_digest: Digest,
     /// Input, output, then the records, in document order.
     pub schemas: Vec<SchemaUse>,
+    /// The document's `interaction.supported_response_modes`.
     pub supported_response_modes: Vec<ResponseMode>,
+    /// The document's `interaction.cancellable`.
     pub cancellable: bool,
+    /// The document's `authority.default_mode`.
     pub default_mode: DefaultMode,
+    /// The document's `authority.approval_may_be_required`.
     pub approval_may_be_required: bool,
 }
 
@@ -113,7 +129,9 @@ pub type SkillKey = (String, Version);
 /// workspace or bundle would publish.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ledger {
+    /// Every schema version, by (schema_uri, version).
     pub schemas: BTreeMap<SchemaKey, SchemaEntry>,
+    /// Every skill version, by (skill_id, skill_version).
     pub skills: BTreeMap<SkillKey, SkillEntry>,
 }
 
@@ -160,10 +178,12 @@ impl Ledger {
         versions_of(&self.skills, skill_id)
     }
 
+    /// The entry of `schema_uri` at `version`, if recorded.
     pub fn schema(&self, schema_uri: &str, version: Version) -> Option<&SchemaEntry> {
         self.schemas.get(&(schema_uri.to_string(), version))
     }
 
+    /// The entry of `skill_id` at `version`, if recorded.
     pub fn skill(&self, skill_id: &str, version: Version) -> Option<&SkillEntry> {
         self.skills.get(&(skill_id.to_string(), version))
     }
@@ -542,11 +562,13 @@ impl LfDigest {
 /// A lock file as found on disk.
 #[derive(Debug, Clone)]
 pub struct LockFile {
+    /// Where the lock is (or would be).
     pub path: PathBuf,
     /// The digest of the bytes read, each CRLF read as LF (a lock checked out with
     /// Windows line endings is unchanged); `None` when there is no lock file yet. Only
     /// whether a rewrite would change the file is ever asked, so the bytes are not kept.
     pub content: Option<Digest>,
+    /// What it records (empty when there is no lock yet).
     pub ledger: Ledger,
 }
 

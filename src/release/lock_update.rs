@@ -19,10 +19,13 @@ pub struct Release {
 /// What `build` would record in the lock.
 #[derive(Debug, Clone)]
 pub struct LockUpdate {
+    /// The lock file.
     pub path: PathBuf,
     /// The lock's new content (written with [`crate::release::ledger::write_atomically`]).
     pub ledger: Ledger,
+    /// The schema versions the build adds.
     pub added_schemas: Vec<SchemaKey>,
+    /// The skill versions the build adds.
     pub added_skills: Vec<SkillKey>,
     /// Whether writing `ledger` would change the file (or create it).
     pub changed: bool,

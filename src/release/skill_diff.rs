@@ -20,19 +20,27 @@ use serde::Serialize;
 /// A schema's identity as used by a skill.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SchemaIdent {
+    /// The schema's identity URI.
     pub schema_uri: String,
+    /// Its version.
     pub version: Version,
+    /// Its JSON Schema dialect.
     pub dialect: String,
+    /// Its digest.
     pub digest: Digest,
 }
 
 /// How one role's schema changed between two versions of a skill.
 #[derive(Debug, Clone, Serialize)]
 pub struct SchemaDiff {
+    /// The role.
     pub role: Role,
+    /// The supporting-record kind, for a record.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    /// The schema the old version used, if any.
     pub old: Option<SchemaIdent>,
+    /// The schema the new version uses, if any.
     pub new: Option<SchemaIdent>,
     /// Every structural change, each with its direction and verdict for this role.
     pub changes: Vec<Classified>,
@@ -59,23 +67,30 @@ impl SchemaDiff {
 /// A structural change and whether it breaks consumers of the schema's role.
 #[derive(Debug, Clone, Serialize)]
 pub struct Classified {
+    /// The change.
     #[serde(flatten)]
     pub change: Change,
+    /// Whether it breaks consumers of the schema in its role.
     pub breaking: bool,
 }
 
 /// A skill-level change and the step it needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SkillChange {
+    /// What changed, in words.
     pub what: String,
+    /// The version step it needs.
     pub required: Step,
 }
 
 /// How a skill changed between two versions.
 #[derive(Debug, Clone, Serialize)]
 pub struct SkillDiff {
+    /// The skill's id.
     pub skill_id: String,
+    /// The version compared from.
     pub old_version: Version,
+    /// The version compared to.
     pub new_version: Version,
     /// The schemas whose identity or content changed.
     pub schemas: Vec<SchemaDiff>,
@@ -382,6 +397,7 @@ fn mode_name(m: &crate::interface::ResponseMode) -> String {
         .unwrap_or_default()
 }
 
+/// The skill-level changes that need at least `at_least`, joined with `; `.
 pub fn describe(d: &SkillDiff, at_least: Step) -> String {
     let list: Vec<&str> = d
         .changes

@@ -15,8 +15,11 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
+    /// The same version.
     None,
+    /// A higher MINOR in the same MAJOR.
     Minor,
+    /// A higher MAJOR.
     Major,
 }
 
@@ -34,6 +37,7 @@ impl Step {
         }
     }
 
+    /// The wire name (`none`, `minor`, `major`).
     pub fn as_str(self) -> &'static str {
         match self {
             Step::None => "none",

@@ -111,6 +111,7 @@ impl Direction {
         }
     }
 
+    /// The wire name (`widening`, `narrowing`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Direction::None => "none",
@@ -242,6 +243,7 @@ impl Change {
 /// Every change found between two schemas.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Comparison {
+    /// The changes, in the order the walk found them.
     pub changes: Vec<Change>,
 }
 
