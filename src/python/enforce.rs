@@ -264,7 +264,7 @@ pub fn domain_refusal(bundle: &Bundle, code: &str, message: &str) -> Option<Erro
 }
 
 /// The members of a skill request object held as a Python `dict` (exact, as
-/// [`value::check`] admits), read by the walk that checks it for [`Bundle::admit`].
+/// [`value::check_members`] admits), read by the walk that checks it for [`Bundle::admit`].
 pub struct RequestMembers<'py> {
     members: value::Members<'py, 4>,
 }
@@ -276,7 +276,7 @@ const INTERFACE_DIGEST: usize = 2;
 const ARGUMENTS: usize = 3;
 
 impl<'py> RequestMembers<'py> {
-    /// Check a request under the I-JSON rules ([`value::check`]) and read its members in
+    /// Check a request under the I-JSON rules ([`value::check_members`]) and read its members in
     /// the same walk; `None` when it is not a `dict`.
     pub fn check(
         request: &Bound<'py, PyAny>,
@@ -329,7 +329,7 @@ impl<'py> RequestMembers<'py> {
 
 /// Validate arguments held as Python objects against an admitted request's input_schema,
 /// in place: the verdict [`Input::verdict`] gives on the validator's errors. The objects
-/// must have passed [`value::check`] (exact types, I-JSON numbers, bounded depth), so the
+/// must have passed [`value::check_members`] (exact types, I-JSON numbers, bounded depth), so the
 /// validator reads nothing it would judge differently from the same value as JSON.
 /// `Err` only for a failure of Python itself while reading them.
 pub fn validate_arguments(
@@ -344,7 +344,7 @@ pub fn validate_arguments(
     // The common case first, and bare: `is_valid` builds no errors, and the guard
     // `inspect` puts around a run (it surfaces what the validator could not read: a type
     // it does not know, a lone surrogate, an Enum member's value, a container changed by
-    // Python code the run called) has nothing to find in what value::check admitted —
+    // Python code the run called) has nothing to find in what value::check_members admitted —
     // exact built-in types, UTF-8 text, numbers within I-JSON — read by a validator that
     // calls no Python code. Only a refusal, whose errors are read, runs under it.
     if validator.is_valid(node) {

@@ -537,7 +537,7 @@ impl PyBundle {
     /// `Describe` or `Invoke`, or raises `InterfaceError`.
     ///
     /// The request is checked by the I-JSON rules without being copied
-    /// ([`value::check`]), admitted by [`Bundle::admit`] on the members that walk read
+    /// ([`value::check_members`]), admitted by [`Bundle::admit`] on the members that walk read
     /// from the dict's own storage, and its arguments validated where they are by the
     /// input_schema's validator for Python objects; the GIL stays held, since that
     /// validator reads the objects themselves.

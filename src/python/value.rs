@@ -14,7 +14,7 @@
 //! value the agent's code later reads could differ. With exact types what is converted
 //! here is what every later reader sees.
 //!
-//! [`check`] applies the rules without copying anything: a request's arguments are then
+//! [`check_members`] applies the rules without copying anything: a request's arguments are then
 //! validated where they are (the input_schema's validator reads Python objects in place,
 //! [`crate::schema::validator::Governed::python_validator`]), and never copied at all.
 //! [`to_json`] applies the same rules while it builds a `serde_json::Value`, for values
@@ -77,25 +77,6 @@ pub fn to_json(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<Value, Refuse
     convert(obj, 0, max_depth).map_err(refused)
 }
 
-/// Check that a Python object is a JSON value under the rules [`to_json`] applies, without
-/// converting it: the same refusals, with the same pointers. Containers nested more than
-/// `max_depth` levels are refused rather than recursed into.
-///
-/// This is on the path of every request, so it reads the objects through the C API with
-/// borrowed references: no reference count is touched and nothing is allocated unless a
-/// value is refused (a walk through pyo3's owned handles cost about 25 ns per value, more
-/// than validating it). What makes the borrowed references sound: the walk holds the GIL
-/// and runs no Python code (exact built-in types only, whose type checks, `PyDict_Next`,
-/// item access, UTF-8 view and number reads call no method of the caller's), so no
-/// container it reads can change under it.
-pub fn check(obj: &Bound<'_, PyAny>, max_depth: usize) -> Result<(), Refused> {
-    let mut walker = Walker::new(obj.py());
-    // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
-    unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }
-        .map(|_| ())
-        .map_err(refused)
-}
-
 /// The top-level members of a `dict` that [`check_members`] was asked for.
 pub struct Members<'py, const N: usize> {
     /// The value of each member asked for, in the order of the names; `None` if absent.
@@ -118,10 +99,20 @@ impl<const N: usize> Members<'_, N> {
     }
 }
 
-/// [`check`], which also hands back the values of the top-level members named `names`
-/// when `obj` is a `dict` (`None` when it is anything else): the walk reads every member
-/// anyway, so the caller needs no lookup of its own (a request's members are read on the
-/// path of every request).
+/// Check that a Python object is a JSON value under the rules [`to_json`] applies, without
+/// converting it: the same refusals, with the same pointers. Containers nested more than
+/// `max_depth` levels are refused rather than recursed into. When `obj` is a `dict`, the
+/// values of its top-level members named `names` are handed back (`None` when it is
+/// anything else): the walk reads every member anyway, so the caller needs no lookup of
+/// its own.
+///
+/// This is on the path of every request, so it reads the objects through the C API with
+/// borrowed references: no reference count is touched and nothing is allocated unless a
+/// value is refused (a walk through pyo3's owned handles cost about 25 ns per value, more
+/// than validating it). What makes the borrowed references sound: the walk holds the GIL
+/// and runs no Python code (exact built-in types only, whose type checks, `PyDict_Next`,
+/// item access, UTF-8 view and number reads call no method of the caller's), so no
+/// container it reads can change under it.
 #[inline(always)] // With its caller's `names`, the comparisons need no `memcmp`.
 pub fn check_members<'py, const N: usize>(
     obj: &Bound<'py, PyAny>,
@@ -131,7 +122,7 @@ pub fn check_members<'py, const N: usize>(
     let py = obj.py();
     let mut walker = Walker::new(py);
     if !obj.is_exact_instance_of::<PyDict>() {
-        // SAFETY: as in `check`.
+        // SAFETY: `obj` is a live object and the GIL is held for the whole walk.
         return unsafe { walker.walk(obj.as_ptr(), 0, max_depth) }
             .map(|_| None)
             .map_err(refused);
@@ -139,7 +130,7 @@ pub fn check_members<'py, const N: usize>(
     let mut found = [std::ptr::null_mut(); N];
     let mut texts = [None; N];
     let mut others = false;
-    // SAFETY: as in `check`; the pointers found are the dict's own values, held by it
+    // SAFETY: as above; the pointers found are the dict's own values, held by it
     // until they are made owned below, before any Python code can run.
     unsafe {
         walker
@@ -180,7 +171,7 @@ fn refused((mut tokens, why): Failure) -> Refused {
     Refused { pointer, why }
 }
 
-/// The exact types [`check`] admits.
+/// The exact types [`check_members`] admits.
 struct Types {
     dict: *mut ffi::PyTypeObject,
     list: *mut ffi::PyTypeObject,
@@ -236,7 +227,7 @@ unsafe fn text<'a>(s: *mut ffi::PyObject) -> &'a str {
     utf8(s).unwrap_or_default()
 }
 
-/// [`check`]'s state: the exact types it admits, and the `str` and `int` objects it has
+/// [`check_members`]'s state: the exact types it admits, and the `str` and `int` objects it has
 /// already admitted in this walk, by address (direct-mapped). Those objects are
 /// immutable and, while the walk runs, none is freed (every one is held by a container
 /// that nothing changes), so an address seen again is the same object with the same
@@ -295,14 +286,14 @@ impl<'py> Walker<'py> {
         Ok(Some(text))
     }
 
-    /// One object of [`check`]'s walk, by the rules of [`convert`]. Scalars are judged
+    /// One object of [`check_members`]'s walk, by the rules of [`convert`]. Scalars are judged
     /// here, inlined into the loop over their container; only containers recurse. The
     /// text of a `str` read now is handed back (not one admitted before).
     ///
     /// # Safety
     /// `obj` is a live object, the GIL is held, the text is not used after `obj` is
     /// freed, and nothing the walk reads is changed
-    /// while it runs (no Python code runs: see [`check`]).
+    /// while it runs (no Python code runs: see [`check_members`]).
     #[inline(always)]
     unsafe fn walk<'a>(
         &mut self,
