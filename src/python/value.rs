@@ -404,7 +404,12 @@ impl Walker<'_> {
         let mut pos: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut value) != 0 {
+        // As many members as the dict holds, and no call past the last: the call that
+        // reports the end costs as much as one that reads a member.
+        for _ in 0..ffi::PyDict_Size(obj) {
+            if ffi::PyDict_Next(obj, &mut pos, &mut key, &mut value) == 0 {
+                break;
+            }
             let name = self.key(key)?;
             match self.walk(value, depth + 1, max) {
                 Ok(value_text) => member(key, name, value, value_text),
