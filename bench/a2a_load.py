@@ -12,7 +12,9 @@ the same domain executor (the worked example's: one supporting record, one resul
   guarded    the same behind `RequestGuard` (strict body reading, default `Limits`)
 One client process sends valid JSON-RPC `SendMessage` requests (the worked example, the
 extension activated), C at a time, N to each agent (default 20,000, C = 8), in batches of
-1,000 that alternate between the agents so a change in machine load hits all alike. It
+1,000 that alternate between the agents so a change in machine load hits all alike (the
+order rotated every round, so that no agent always runs right after the same one or
+always last). It
 reports throughput, latency percentiles, and each server's resident set size (VmRSS)
 after a tenth of the requests and after the last: flat memory means the task store is
 bounded.
@@ -130,14 +132,16 @@ async def load(urls: dict[str, str], pids: dict[str, int], request: dict, total:
         for v, url in urls.items():  # warm-up, not counted
             await batch(http, url, request, 200, concurrency, 10_000_000)
         sent = 0
+        order = list(urls.items())
         while sent < total:
             n = min(per_batch, total - sent)
-            for v, url in urls.items():
+            for v, url in order:
                 seconds, lat = await batch(http, url, request, n, concurrency, sent)
                 results[v]["seconds"] += seconds
                 results[v]["latencies"] += lat
                 results[v]["rss"].append(rss_mib(pids[v]))
             sent += n
+            order = order[1:] + order[:1]  # each agent takes each place in the round alike
     return results
 
 
@@ -193,7 +197,7 @@ def main() -> int:
         return statistics.quantiles(lat, n=1000)[int(q * 1000) - 1] * 1000
 
     print(f"{args.requests} valid JSON-RPC SendMessage requests per agent (the worked example), concurrency "
-          f"{args.concurrency}, batches of {args.batch} alternating between agents; one client process; "
+          f"{args.concurrency}, batches of {args.batch} alternating between agents (order rotated each round); one client process; "
           f"{os.cpu_count()} cores; load average (1, 5, 15 min) {' '.join(f'{x:.2f}' for x in load_start)} at start, "
           f"{' '.join(f'{x:.2f}' for x in load_end)} at end")
     print()
