@@ -462,6 +462,26 @@ impl TaskGuard {
         self.held.clear();
         self.order.clear();
     }
+
+    /// The domain code published, past the executor's checks (an SDK's own publishing
+    /// helpers), a value the SDK's message types refused to hold for its nesting; `why`
+    /// says what it holds (e.g. "values nested deeper than N levels"). The draft's
+    /// condition for a value no Data Part can carry is `resource_limit_exceeded`: the
+    /// Task fails with it, and nothing more is published. [`Verdict::Hold`] when the Task
+    /// had already ended.
+    pub fn uncarried(&mut self, why: &str) -> Verdict {
+        if self.finished {
+            return Verdict::Hold;
+        }
+        self.abort();
+        Verdict::Fail(ErrorObject::not_ijson(
+            Condition::OutputInvalid,
+            Detected::DuringProcessing,
+            true,
+            format!("a value the agent published cannot be carried by a Data Part: it holds {why}"),
+            None,
+        ))
+    }
 }
 
 /// The verdict for an Artifact whose data is not I-JSON (`why`, at `pointer` within the
@@ -572,6 +592,30 @@ mod tests {
             Verdict::Release(vec!["r-1".into()])
         );
         assert!(g.is_finished());
+    }
+
+    /// A value the SDK could not hold fails the Task with resource_limit_exceeded, drops
+    /// what was held, and counts once: after the Task ended nothing more is decided.
+    #[test]
+    fn an_uncarried_value_fails_the_task_with_resource_limit_exceeded_once() {
+        let b = example_bundle();
+        let mut g = guard();
+        let held = vec![Some(result("condition_met"))];
+        assert_eq!(
+            g.artifact(b, "r-1", SKILL, held, false, false),
+            Verdict::Hold
+        );
+        let Verdict::Fail(error) = g.uncarried("values nested deeper than 32 levels") else {
+            panic!("not a failure");
+        };
+        assert_eq!(error.code(), Condition::ResourceLimitExceeded);
+        assert!(error.message().contains("deeper than 32 levels"));
+        assert!(g.is_finished());
+        assert_eq!(g.status(b, "TASK_STATE_COMPLETED"), Verdict::Hold);
+        assert_eq!(
+            g.uncarried("values nested deeper than 32 levels"),
+            Verdict::Hold
+        );
     }
 
     #[test]

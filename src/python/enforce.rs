@@ -21,7 +21,7 @@ use crate::agent::task::Verdict;
 use crate::agent::Bundle;
 use crate::agent::{Input, Member, Request, RequestHead, REQUEST_MEMBERS};
 use crate::interface::binding::Binding;
-use crate::interface::condition::{Condition, Detected, ErrorObject};
+use crate::interface::condition::{Condition, ErrorObject};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -218,23 +218,6 @@ pub fn route(
 pub fn refused_output(refused: value::Refused) -> Verdict {
     let too_deep = matches!(refused.why, value::Refusal::TooDeep(_));
     crate::agent::task::output_not_ijson(refused.pointer, &refused.why.describe(), too_deep)
-}
-
-/// The verdict for a value the domain code published past the executor's helpers (the
-/// SDK's own `TaskUpdater`, `new_data_part`, an `Artifact` it built) that a2a-sdk's
-/// protobuf refused to hold because of its nesting: deeper than a Data Part carries
-/// ([`super::proto::CARRIED_DEPTH`]). The draft's condition for a value no Data Part can
-/// carry is `resource_limit_exceeded`; the Task fails with it. The SDK's exception names
-/// neither where nor what, and nothing of it (nor of the value) is in the error object.
-pub fn uncarried_output() -> Verdict {
-    let why = value::Refusal::TooDeep(super::proto::CARRIED_DEPTH).describe();
-    Verdict::Fail(ErrorObject::not_ijson(
-        Condition::OutputInvalid,
-        Detected::DuringProcessing,
-        true,
-        format!("a value the agent published cannot be carried by a Data Part: it holds {why}"),
-        None,
-    ))
 }
 
 /// A verdict as the tuple the adapter dispatches on.

@@ -890,11 +890,9 @@ impl PyTaskGuard {
     /// `("fail", InterfaceError)` with `resource_limit_exceeded`, and nothing more of the
     /// Task is published. `("hold", None)` when the Task had already ended.
     fn uncarried<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        if self.guard.is_finished() {
-            return enforce::verdict(py, Verdict::Hold);
-        }
-        self.guard.abort();
-        enforce::verdict(py, enforce::uncarried_output())
+        // What a2a-sdk's protobuf refuses past: deeper than a Data Part carries.
+        let why = value::Refusal::TooDeep(proto::CARRIED_DEPTH).describe();
+        enforce::verdict(py, self.guard.uncarried(&why))
     }
 
     /// The executor answered with a bare Message.
