@@ -133,6 +133,19 @@ _OPERATION = "skillbundle.operation"
 #: rebuilt from the stored Task when its follow-up arrives).
 _MAX_OPEN = 10_000
 
+# protobuf's enum wrapper looks each name up in Python: the states read on every event
+# are looked up once.
+_STATE_NAMES: dict[int, str] = {value: name for name, value in TaskState.items()}
+_SUBMITTED = TaskState.TASK_STATE_SUBMITTED
+_UNSPECIFIED = TaskState.TASK_STATE_UNSPECIFIED
+_FAILED = TaskState.TASK_STATE_FAILED
+
+
+def _state_name(state: int) -> str:
+    """The wire name of a task state (protobuf's error for a value it does not know)."""
+    name = _STATE_NAMES.get(state)
+    return name if name is not None else TaskState.Name(state)
+
 
 def agent_card(
     bundle: Bundle, base: Mapping[str, Any] | AgentCard, *, require_extension: bool = False
@@ -209,11 +222,13 @@ def _text_message(text: str) -> Message:
 
 
 class _Open:
-    """What is kept of an invocation between its turns: its guard and invocation."""
+    """What is kept of an invocation between its turns: its guard and invocation, and
+    the Artifact updates its guard still holds."""
 
     __slots__ = ("artifacts", "guard", "invocation")
 
-    def __init__(self, guard: Any, invocation: Invocation, artifacts: dict[str, Artifact] | None = None) -> None:
+    def __init__(self, guard: Any, invocation: Invocation,
+                 artifacts: dict[str, TaskArtifactUpdateEvent] | None = None) -> None:
         self.guard = guard
         self.invocation = invocation
         self.artifacts = artifacts if artifacts is not None else {}
@@ -224,13 +239,14 @@ class _GuardedQueue:
     and only what it releases reaches the SDK's queue."""
 
     def __init__(self, queue: Any, guard: Any, task_id: str, context_id: str,
-                 artifacts: dict[str, Artifact] | None = None) -> None:
+                 artifacts: dict[str, TaskArtifactUpdateEvent] | None = None) -> None:
         self._queue = queue
         self._guard = guard
         self._task_id = task_id
         self._context_id = context_id
-        # The Artifacts the guard holds, as the SDK's objects to publish when released.
-        self._artifacts: dict[str, Artifact] = artifacts if artifacts is not None else {}
+        # The Artifacts the guard holds, each as the update event (its own copy of what
+        # `inner` sent, chunks appended) published as it is when released.
+        self._artifacts: dict[str, TaskArtifactUpdateEvent] = artifacts if artifacts is not None else {}
         self.failure: InterfaceError | None = None
         self.call: SkillCall | None = None
 
@@ -255,18 +271,9 @@ class _GuardedQueue:
             return False
         if kind == "release":
             for artifact_id in payload:
-                artifact = self._artifacts.pop(artifact_id, None)
-                if artifact is None:
-                    continue
-                await self._queue.enqueue_event(
-                    TaskArtifactUpdateEvent(
-                        task_id=self._task_id,
-                        context_id=self._context_id,
-                        artifact=artifact,
-                        append=False,
-                        last_chunk=True,
-                    )
-                )
+                update = self._artifacts.pop(artifact_id, None)
+                if update is not None:
+                    await self._queue.enqueue_event(update)
         return True
 
     async def _status(self, state: int, message: Message | None) -> None:
@@ -289,7 +296,7 @@ class _GuardedQueue:
             return
         self._guard.abort()
         self._artifacts.clear()
-        await self._status(TaskState.TASK_STATE_FAILED, _text_message(INTERNAL_FAILURE))
+        await self._status(_FAILED, _text_message(INTERNAL_FAILURE))
 
     async def returned(self) -> None:
         await self._apply(self._guard.returned())
@@ -297,11 +304,15 @@ class _GuardedQueue:
     async def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool) -> None:
         held = self._artifacts.get(artifact.artifact_id)
         if append and held is not None:
-            held.parts.extend(artifact.parts)
+            held.artifact.parts.extend(artifact.parts)
         else:
-            copy = Artifact()
-            copy.CopyFrom(artifact)
-            self._artifacts[artifact.artifact_id] = copy
+            # Copied once, into the event that is published when released: what `inner`
+            # still holds and changes later is not what was checked.
+            update = TaskArtifactUpdateEvent(
+                task_id=self._task_id, context_id=self._context_id, append=False, last_chunk=True
+            )
+            update.artifact.CopyFrom(artifact)
+            self._artifacts[artifact.artifact_id] = update
         verdict = self._guard.artifact(
             artifact.artifact_id, artifact.name, _parts(artifact.parts), append, last_chunk
         )
@@ -309,7 +320,7 @@ class _GuardedQueue:
 
     async def _state(self, status: TaskStatus) -> None:
         parts = _parts(status.message.parts) if status.HasField("message") else None
-        verdict = self._guard.status(TaskState.Name(status.state), parts)
+        verdict = self._guard.status(_state_name(status.state), parts)
         if await self._apply(verdict):
             await self._queue.enqueue_event(
                 TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
@@ -329,7 +340,7 @@ class _GuardedQueue:
                 await self._artifact(artifact, False, True)
                 if self._guard.finished:
                     return
-            if event.status.state not in (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_UNSPECIFIED):
+            if event.status.state not in (_SUBMITTED, _UNSPECIFIED):
                 await self._state(event.status)
         elif isinstance(event, Message):
             await self._apply(self._guard.message())
@@ -356,7 +367,14 @@ class SkillCall:
         self.follow_up = follow_up
         self._queue = queue
         self._bundle = bundle
-        self.updater = TaskUpdater(queue, context.task_id, context.context_id)
+        self._updater: TaskUpdater | None = None
+
+    @property
+    def updater(self) -> TaskUpdater:
+        """The SDK's `TaskUpdater` on the guarded queue (made when first used)."""
+        if self._updater is None:
+            self._updater = TaskUpdater(self._queue, self.context.task_id, self.context.context_id)
+        return self._updater
 
     @property
     def skill_id(self) -> str:
@@ -563,6 +581,17 @@ class SchemaEnforcingExecutor(AgentExecutor):
             return
         if kind == "extension_required":
             raise ExtensionSupportRequiredError(message=f"activate the extension {EXTENSION_URI}")
+        if kind == "invoke":
+            # The Task exists before the domain code runs: whatever it publishes, and
+            # whatever the guard answers, is about a Task the SDK knows.
+            await self._create_task(context, event_queue)
+            guard = self.bundle.task_guard(
+                payload.skill_id,
+                max_records=self.max_records_per_task,
+                max_artifact_bytes=self.max_artifact_bytes,
+            )
+            await self._run(context, event_queue, guard, payload, None)
+            return
         updater = await self._start(context, event_queue)
         if kind == "not_activated":
             await updater.reject(_text_message(
@@ -576,13 +605,6 @@ class SchemaEnforcingExecutor(AgentExecutor):
             result = self.bundle.describe_skill(payload)
             await updater.add_artifact([new_data_part(result)], name=DESCRIBE_SKILL, extensions=[EXTENSION_URI])
             await updater.complete()
-        elif kind == "invoke":
-            guard = self.bundle.task_guard(
-                payload.skill_id,
-                max_records=self.max_records_per_task,
-                max_artifact_bytes=self.max_artifact_bytes,
-            )
-            await self._run(context, event_queue, guard, payload, None)
 
     async def _follow_up(self, context: RequestContext, event_queue: Any) -> None:
         task = context.current_task
@@ -659,11 +681,18 @@ class SchemaEnforcingExecutor(AgentExecutor):
             await queue.fail_internally(e)
 
     @staticmethod
-    async def _start(context: RequestContext, event_queue: Any) -> TaskUpdater:
+    async def _create_task(context: RequestContext, event_queue: Any) -> Task:
+        """The request's Task: the existing one, or a new one (published)."""
         task = context.current_task
         if task is None:
             task = new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
+        return task
+
+    @classmethod
+    async def _start(cls, context: RequestContext, event_queue: Any) -> TaskUpdater:
+        """An updater on the request's Task (created if new)."""
+        task = await cls._create_task(context, event_queue)
         return TaskUpdater(event_queue, task.id, task.context_id)
 
 
