@@ -42,19 +42,26 @@ class ProtocolViolation(ClientError):
 
 
 class SkillRefused(ClientError):
-    """The agent refused with a well-formed error object: `code`, `error` (the draft's
-    error object, a copy), `state` (TASK_STATE_REJECTED or TASK_STATE_FAILED) and
-    `describe` (whether the describe_skill request was refused)."""
+    """The agent rejected or failed the task: `state` (TASK_STATE_REJECTED or
+    TASK_STATE_FAILED), `code` and `error` (the draft's error object, a copy) — both
+    None when the agent reported no machine-readable condition, which the draft allows
+    for a failure that is none of its conditions — and `describe` (whether the
+    describe_skill request was refused)."""
 
-    def __init__(self, error: dict[str, Any], state: str, describe: bool) -> None:
+    code: str | None
+    state: str
+    describe: bool
+
+    def __init__(self, error: dict[str, Any] | None, state: str, describe: bool) -> None:
         self._error = error
-        self.code = error["error"]["code"]
+        self.code = None if error is None else error["error"]["code"]
         self.state = state
         self.describe = describe
-        super().__init__(f"{self.code} ({state})")
+        super().__init__(f"{self.code} ({state})" if self.code is not None
+                         else f"{state}, no machine-readable condition")
 
     @property
-    def error(self) -> dict[str, Any]:
+    def error(self) -> dict[str, Any] | None:
         return copy.deepcopy(self._error)
 
 

@@ -16,7 +16,8 @@ this file only moves messages with a2a-sdk.
 Failures raise typed exceptions: `InterfaceError` for a condition the client detects
 itself (`skill_not_advertised`, `input_invalid`, ...; nothing was sent for it),
 `ProtocolViolation` when the agent broke a rule (with the clause, pointer and bounded
-evidence), `SkillRefused` when it refused with the draft's error object (`.error`), and
+evidence), `SkillRefused` when it rejected or failed the task (`.state`, and `.error`, the
+draft's error object, or None when it reported no machine-readable condition), and
 `TaskStopped` otherwise.
 
 Verified interfaces are cached per target (card URL), skill, version and digest; a

@@ -1061,4 +1061,90 @@ mod tests {
             "released {released}, failed {failed}"
         );
     }
+
+    /// The guard and the client read a rejected or failed Task's final status the same
+    /// way (`task_rules::status_error`): every status Message of up to two Parts drawn
+    /// from text, well-formed error objects of each state, malformed ones and other
+    /// data, in each refusal state. A status the guard lets end the Task is one the
+    /// client reads as a refusal (with the same condition, or none); one the guard fails
+    /// is one the client reports as a violation of the error object's placement.
+    #[test]
+    fn the_guard_and_the_client_agree_on_every_refusal_status() {
+        use crate::client::final_task::{skill_result, Ending};
+        let b = example_bundle();
+        let binding = b.document(SKILL).unwrap().binding();
+        let verified =
+            crate::client::verify_describe_response(&binding, &b.describe_skill(SKILL).unwrap())
+                .unwrap();
+        let pool: Vec<Option<Value>> = vec![
+            None,
+            Some(json!({"error": {"code": "constraint_rejected", "message": "no"}})),
+            Some(json!({"error": {"code": "output_invalid"}})),
+            Some(json!({"error": {"code": "resource_limit_exceeded"}})),
+            Some(json!({"error": {"code": "nope"}})),
+            Some(json!({"error": {"code": "input_invalid"}, "x": 1})),
+            Some(json!({"reason": "x"})),
+        ];
+        let mut lists: Vec<Vec<Option<Value>>> = vec![vec![]];
+        for a in &pool {
+            lists.push(vec![a.clone()]);
+            for b in &pool {
+                lists.push(vec![a.clone(), b.clone()]);
+            }
+        }
+        let (mut ended, mut failed, mut without) = (0, 0, 0);
+        for state in ["TASK_STATE_FAILED", "TASK_STATE_REJECTED"] {
+            for parts in &lists {
+                let mut g = guard();
+                let verdict = g.status_with_message(b, state, parts);
+                let mut status = json!({"state": state});
+                if !parts.is_empty() {
+                    let wire: Vec<Value> = parts
+                        .iter()
+                        .map(|p| match p {
+                            Some(data) => json!({"data": data}),
+                            None => {
+                                json!({"text": "the agent failed while processing this request"})
+                            }
+                        })
+                        .collect();
+                    status["message"] = json!({"role": "ROLE_AGENT", "parts": wire});
+                }
+                let task = json!({"id": "t", "status": status});
+                match (verdict, skill_result(&task, &verified)) {
+                    (Verdict::Release(_), Ok(Ending::Refused(r))) => {
+                        ended += 1;
+                        without += usize::from(r.error.is_none());
+                        let reported = parts
+                            .iter()
+                            .flatten()
+                            .find_map(|d| d["error"]["code"].as_str());
+                        assert_eq!(
+                            r.condition().map(|c| c.to_string()).as_deref(),
+                            reported,
+                            "{task}"
+                        );
+                    }
+                    (Verdict::Fail(e), Err(v)) => {
+                        failed += 1;
+                        assert_eq!(e.code(), Condition::OutputInvalid, "{task}");
+                        assert!(
+                            matches!(
+                                v.clause,
+                                crate::client::clause::Clause::ErrorObject
+                                    | crate::client::clause::Clause::ErrorState
+                            ),
+                            "{task}: {v:?}"
+                        );
+                        assert_eq!(e.message(), v.message, "{task}");
+                    }
+                    (g, c) => panic!("{task}: guard {g:?}, client {c:?}"),
+                }
+            }
+        }
+        assert!(
+            ended > 0 && failed > 0 && without > 0,
+            "{ended} {failed} {without}"
+        );
+    }
 }

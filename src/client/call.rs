@@ -68,12 +68,12 @@ pub enum Failure {
     Local(ErrorObject),
     /// The agent broke a requirement of the draft.
     Violation(Violation),
-    /// The agent refused, with a well-formed error object (at describe_skill when
-    /// `describe` is true).
+    /// The agent rejected or failed the task (at describe_skill when `describe` is
+    /// true), with a well-formed error object or reporting no condition.
     Refused {
         /// Whether the refusal answered describe_skill.
         describe: bool,
-        /// The task state it ended in, and the agent's error object.
+        /// The task state it ended in, and the agent's error object if it sent one.
         refusal: Refusal,
     },
     /// The task stopped in another state (canceled, input-required, ...).
@@ -107,13 +107,21 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Local(e) => write!(f, "{e}"),
             Failure::Violation(v) => write!(f, "{v}"),
-            Failure::Refused { describe, refusal } => write!(
-                f,
-                "the agent refused the {} request ({}): {}",
-                if *describe { "describe_skill" } else { "skill" },
-                refusal.state,
-                refusal.error.code()
-            ),
+            Failure::Refused { describe, refusal } => {
+                let request = if *describe { "describe_skill" } else { "skill" };
+                match refusal.condition() {
+                    Some(code) => write!(
+                        f,
+                        "the agent refused the {request} request ({}): {code}",
+                        refusal.state
+                    ),
+                    None => write!(
+                        f,
+                        "the {request} task ended in {} with no machine-readable condition",
+                        refusal.state
+                    ),
+                }
+            }
             Failure::Stopped { describe, state } => write!(
                 f,
                 "the {} task stopped in {state}",

@@ -51,7 +51,8 @@ pub enum Clause {
     ResultValid,
     /// Every other Artifact is a declared record kind, valid against its schema.
     SupportingRecords,
-    /// A refusal carries one Data Part `{"error":{"code",...}}` with a listed code.
+    /// A refusal that reports a condition carries one Data Part `{"error":{"code",...}}`
+    /// with a listed code.
     ErrorObject,
     /// A refusal reaches the task state the draft assigns to its condition.
     ErrorState,
@@ -194,7 +195,7 @@ impl Clause {
                 "each supporting record MUST be a separate Artifact named after a declared record kind (never the skill_id), whose single Data Part validates against that kind's schema"
             }
             Clause::ErrorObject => {
-                "the final status Message of a refused or failed task MUST contain exactly one Data Part {\"error\":{\"code\",\"message\"?}} whose code is one of the draft's conditions"
+                "when a rejected or failed task reports one of the draft's conditions, its final status Message MUST contain exactly one Data Part {\"error\":{\"code\",\"message\"?}} whose code is one of the conditions"
             }
             Clause::ErrorState => {
                 "interface_mismatch, input_invalid, constraint_rejected and authorization_failed MUST end TASK_STATE_REJECTED; a describe_skill or output failure TASK_STATE_FAILED"

@@ -6,10 +6,12 @@
 //! skill completes with exactly one primary result Artifact named after the skill whose
 //! single Data Part is `{"skill","result"}` valid against output_schema, every other
 //! Artifact being a supporting record named after a declared kind (never the skill_id)
-//! and valid against that kind's schema ("Domain-skill invocation"); a refusal ends
-//! `TASK_STATE_REJECTED` or `TASK_STATE_FAILED` — which one the condition decides — with
-//! one Data Part `{"error":{"code",...}}` whose code is one of the listed conditions
-//! ("Machine-readable error conditions"). The same requirements hold whether the Task
+//! and valid against that kind's schema ("Domain-skill invocation"); a Task that reports
+//! one of the draft's conditions ends `TASK_STATE_REJECTED` or `TASK_STATE_FAILED` —
+//! which one the condition decides — with one Data Part `{"error":{"code",...}}` whose
+//! code is one of the listed conditions ("Machine-readable error conditions"), while one
+//! rejected or failed for another reason reports none and breaks nothing. The same
+//! requirements hold whether the Task
 //! arrived whole, by polling, or as a stream of updates, so [`Assembly`] first rebuilds
 //! the final Task from streamed events (artifactId, append, lastChunk as A2A defines).
 //!
@@ -136,7 +138,7 @@ pub fn excerpt(value: &Value) -> String {
 pub enum Ending<T> {
     /// Completed, and what the mapping requires of a completed task held.
     Completed(T),
-    /// Rejected or failed with a well-formed error object.
+    /// Rejected or failed: with a well-formed error object, or reporting no condition.
     Refused(Refusal),
     /// Stopped in another state (canceled, input-required, auth-required, or still
     /// working when the client stopped waiting): nothing to validate.
@@ -146,13 +148,35 @@ pub enum Ending<T> {
     },
 }
 
-/// A well-formed refusal: the final state and the draft's error object.
+/// A rejected or failed Task, read as the draft says: the final state and the
+/// condition it reports, if it reports one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Refusal {
     /// The final task state (`TASK_STATE_FAILED`, `TASK_STATE_REJECTED`).
     pub state: String,
-    /// The draft's error object the agent sent.
-    pub error: ErrorObject,
+    /// The draft's error object the agent sent; `None` when its final status reported
+    /// no condition (draft "Machine-readable error conditions": the error object is
+    /// required "when the remote agent reports one of the conditions", so a Task that
+    /// failed or was rejected for another reason carries none, and breaks nothing).
+    pub error: Option<ErrorObject>,
+}
+
+impl Refusal {
+    /// The condition the agent reported, if it reported one.
+    pub fn condition(&self) -> Option<Condition> {
+        self.error.as_ref().map(ErrorObject::code)
+    }
+}
+
+/// `TASK_STATE_REJECTED, constraint_rejected`, or `TASK_STATE_FAILED, no
+/// machine-readable condition`.
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.condition() {
+            Some(code) => write!(f, "{}, {code}", self.state),
+            None => write!(f, "{}, no machine-readable condition", self.state),
+        }
+    }
 }
 
 /// A supporting record received in its own Artifact.
@@ -231,14 +255,14 @@ fn ending_of<T>(task: &Value, state: Option<State>, name: String) -> Result<Endi
     }
 }
 
-/// The error object of a rejected or failed task (`state`), placed as the draft says
-/// ([`task_rules::refusal_error`]). A client needs the condition: a refusal that
-/// reports none breaks the requirement as a malformed one does.
-fn refused(task: &Value, state: State) -> Result<ErrorObject, Violation> {
+/// The condition a rejected or failed task (`state`) reports, read as the agent's guard
+/// reads it ([`task_rules::status_error`]): a status that reports a condition must
+/// carry the draft's error object, placed as the draft says (a violation otherwise);
+/// one that reports none (a text reason, no Message) is a refusal without a condition.
+fn refused(task: &Value, state: State) -> Result<Option<ErrorObject>, Violation> {
     let status = task.get("status").unwrap_or(&Value::Null);
     let parts = task_rules::parts_data(status.pointer("/message/parts")).unwrap_or_default();
-    task_rules::refusal_error(state, &parts)
-        .map_err(|f| Violation::from_fault(f, "/status", status))
+    task_rules::status_error(state, &parts).map_err(|f| Violation::from_fault(f, "/status", status))
 }
 
 /// How a task ended, without checking what a completed task delivered (a probe that
@@ -651,7 +675,7 @@ mod tests {
         let Ending::Refused(r) = skill_result(&ok, &interface()).unwrap() else {
             panic!()
         };
-        assert_eq!(r.error.code(), Condition::InterfaceMismatch);
+        assert_eq!(r.condition(), Some(Condition::InterfaceMismatch));
         let wrong_state = refused(
             "TASK_STATE_FAILED",
             json!({"error": {"code": "input_invalid"}}),
@@ -659,13 +683,101 @@ mod tests {
         assert_eq!(violation(&wrong_state).clause, Clause::ErrorState);
         let unknown = refused("TASK_STATE_REJECTED", json!({"error": {"code": "nope"}}));
         assert_eq!(violation(&unknown).clause, Clause::ErrorObject);
-        let text = json!({"id": "t", "status": {"state": "TASK_STATE_REJECTED", "message": {"parts": [{"text": "no"}]}}});
-        assert_eq!(violation(&text).clause, Clause::ErrorObject);
         let canceled = json!({"id": "t", "status": {"state": "TASK_STATE_CANCELED"}});
         assert!(matches!(
             skill_result(&canceled, &interface()).unwrap(),
             Ending::Stopped { .. }
         ));
+    }
+
+    fn with_status(state: &str, parts: Option<Value>) -> Value {
+        let mut status = json!({"state": state});
+        if let Some(parts) = parts {
+            status["message"] = json!({"role": "ROLE_AGENT", "parts": parts});
+        }
+        json!({"id": "t", "status": status})
+    }
+
+    /// Draft "Machine-readable error conditions": the error object is required "when
+    /// the remote agent reports one of the conditions"; a Task rejected or failed for
+    /// another reason (our own executor's fixed text) reports none and breaks nothing.
+    #[test]
+    fn a_refusal_that_reports_no_condition_is_no_violation() {
+        let no_condition = [
+            (
+                "TASK_STATE_FAILED",
+                Some(json!([{"text": "the agent failed while processing this request"}])),
+            ),
+            ("TASK_STATE_REJECTED", Some(json!([{"text": "no"}]))),
+            ("TASK_STATE_FAILED", None),
+            ("TASK_STATE_REJECTED", Some(json!([]))),
+            (
+                "TASK_STATE_FAILED",
+                Some(json!([{"data": {"reason": "x"}}, {"text": "t"}])),
+            ),
+        ];
+        for (state, parts) in no_condition {
+            let task = with_status(state, parts.clone());
+            let Ending::Refused(r) = skill_result(&task, &interface()).unwrap() else {
+                panic!("{task}")
+            };
+            assert_eq!((r.state.as_str(), r.condition()), (state, None), "{task}");
+            assert_eq!(
+                r.to_string(),
+                format!("{state}, no machine-readable condition")
+            );
+            // The probe's reading, and describe_skill's, are the same.
+            assert!(matches!(
+                ending(&task).unwrap(),
+                Ending::Refused(Refusal { error: None, .. })
+            ));
+            assert!(matches!(
+                describe_result(&task).unwrap(),
+                Ending::Refused(Refusal { error: None, .. })
+            ));
+        }
+        let error = json!({"error": {"code": "output_invalid"}});
+        let Ending::Refused(r) = ending(&with_status(
+            "TASK_STATE_FAILED",
+            Some(json!([{"data": error.clone()}])),
+        ))
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.condition(), Some(Condition::OutputInvalid));
+        assert_eq!(r.to_string(), "TASK_STATE_FAILED, output_invalid");
+        // A status that reports a condition must still carry it as the draft says.
+        let broken = [
+            // A malformed error object.
+            (
+                json!([{"data": {"error": {"code": "nope"}}}]),
+                "/status/message/parts/0/data/error/code",
+            ),
+            (
+                json!([{"data": {"error": "output_invalid"}}]),
+                "/status/message/parts/0/data",
+            ),
+            // Two Data Parts, one of them an error object.
+            (
+                json!([{"data": error.clone()}, {"data": {"reason": "x"}}]),
+                "/status/message/parts",
+            ),
+            // An error object beside a text Part.
+            (
+                json!([{"text": "x"}, {"data": error.clone()}]),
+                "/status/message/parts",
+            ),
+        ];
+        for (parts, pointer) in broken {
+            let task = with_status("TASK_STATE_FAILED", Some(parts));
+            let v = violation(&task);
+            assert_eq!(
+                (v.clause, v.pointer.as_str()),
+                (Clause::ErrorObject, pointer),
+                "{task}"
+            );
+            assert_eq!(ending(&task).unwrap_err(), v);
+        }
     }
 
     #[test]

@@ -204,13 +204,9 @@ fn from_failure(failure: &Failure, skill: Option<&str>, context: &str, otherwise
                 otherwise,
                 skill,
                 Status::Fail,
-                format!(
-                    "{context}: the agent refused ({}, {})",
-                    refusal.state,
-                    refusal.error.code()
-                ),
+                format!("{context}: the agent refused ({refusal})"),
             );
-            c.evidence = Some(excerpt(&refusal.error.to_json()));
+            c.evidence = refusal.error.as_ref().map(|e| excerpt(&e.to_json()));
             c
         }
         Failure::Stopped { state, .. } => Check::new(
@@ -512,23 +508,33 @@ fn judge(
         Err(v) => return Check::violated(&v, skill, &context),
     };
     match final_task::ending(task) {
-        Ok(Ending::Refused(r)) if r.error.code() == expected => Check::new(
+        Ok(Ending::Refused(r)) if r.condition() == Some(expected) => Check::new(
             clause,
             skill,
             Status::Pass,
-            format!("{context} was refused: {}, {expected}", r.state),
+            format!("{context} was refused: {r}"),
         ),
         Ok(Ending::Refused(r)) => {
+            let got = match r.condition() {
+                Some(code) => code.to_string(),
+                None => "no machine-readable condition".to_string(),
+            };
             let mut c = Check::new(
                 clause,
                 skill,
                 Status::Fail,
                 format!(
-                    "{context} was refused with {}, not {expected}",
-                    r.error.code()
+                    "{context} was refused ({}) with {got}, not {expected}",
+                    r.state
                 ),
             );
-            c.evidence = Some(excerpt(&r.error.to_json()));
+            if r.error.is_none() {
+                c.pointer = Some("/status/state".into());
+            }
+            c.evidence = Some(match &r.error {
+                Some(e) => excerpt(&e.to_json()),
+                None => excerpt(&json!(r.state)),
+            });
             c
         }
         Ok(Ending::Completed(())) => {

@@ -5,8 +5,9 @@
 //! [`crate::client::read_card`], [`crate::client::final_task`] and
 //! [`crate::client::verify_describe_response`], [`crate::client::interface_cache`] and
 //! [`crate::client::delegation`]. A broken rule raises `ProtocolViolation` (the clause, pointer
-//! and bounded evidence), a well-formed refusal `SkillRefused` (the agent's error object
-//! and the task state), a task that stopped otherwise `TaskStopped`, a condition the
+//! and bounded evidence), a rejected or failed task `SkillRefused` (the task state and the
+//! agent's error object, `None` when it reported no condition), a task that stopped
+//! otherwise `TaskStopped`, a condition the
 //! client detects itself `InterfaceError` — all defined in `skillbundle._client_errors`.
 
 use super::value;
@@ -49,9 +50,13 @@ fn violation(py: Python<'_>, v: &Violation) -> PyErr {
 
 fn refused(py: Python<'_>, r: &Refusal, describe: bool) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let object = value::to_python(py, &r.error.to_json())?;
+        let error = r.error.as_ref().map_or(Value::Null, |e| e.to_json());
         Ok(PyErr::from_value(
-            class(py, &REFUSED, "SkillRefused")?.call1((object, r.state.clone(), describe))?,
+            class(py, &REFUSED, "SkillRefused")?.call1((
+                value::to_python(py, &error)?,
+                r.state.clone(),
+                describe,
+            ))?,
         ))
     };
     build().unwrap_or_else(|e| e)

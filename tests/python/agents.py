@@ -116,7 +116,9 @@ class HandWritten(AgentExecutor):
     `describes` maps each skill_id to the describe_skill result object to serve; the
     binding and input_schema come from it (validated with the `jsonschema` package).
     Only evaluate_resource_condition has domain logic. `flaw` names the one rule it
-    breaks (None: none)."""
+    breaks (None: none); `no-condition` breaks none, but reports every refusal with a
+    text reason only and fails every skill request so (the draft asks for its error
+    object only when the agent reports one of its conditions)."""
 
     def __init__(self, describes: dict[str, dict[str, Any]], flaw: str | None = None) -> None:
         self.describes = describes
@@ -127,16 +129,21 @@ class HandWritten(AgentExecutor):
             for skill, d in describes.items()
         }
 
+    async def refuse(self, updater: TaskUpdater, code: str, message: str, failed: bool = False) -> None:
+        part = new_text_part(message) if self.flaw == "no-condition" else error(code, message)
+        status = updater.new_agent_message(parts=[part])
+        await (updater.failed(status) if failed else updater.reject(status))
+
     async def execute(self, context: RequestContext, queue: Any) -> None:
         request = request_of(context)
         updater = await start(context, queue)
         if not isinstance(request, dict):
-            await updater.reject(updater.new_agent_message(parts=[error("input_invalid", "send one Data Part")]))
+            await self.refuse(updater, "input_invalid", "send one Data Part")
             return
         if request.get("skill") == "describe_skill":
             asked = (request.get("arguments") or {}).get("skill_id")
             if asked not in self.describes:
-                await updater.reject(updater.new_agent_message(parts=[error("skill_not_advertised", "unknown skill")]))
+                await self.refuse(updater, "skill_not_advertised", "unknown skill")
                 return
             describe = copy.deepcopy(self.describes[asked])
             if self.flaw == "wrong-digest":
@@ -149,25 +156,28 @@ class HandWritten(AgentExecutor):
             return
         skill = request.get("skill")
         if self.flaw == "refuses" and skill in self.describes:
-            await updater.reject(updater.new_agent_message(parts=[error("authorization_failed", "not allowed")]))
+            await self.refuse(updater, "authorization_failed", "not allowed")
             return
         if skill not in self.describes:
             if self.flaw == "serves-anything":
                 await updater.complete()
                 return
-            await updater.reject(updater.new_agent_message(parts=[error("skill_not_advertised", "unknown skill")]))
+            await self.refuse(updater, "skill_not_advertised", "unknown skill")
             return
         active = self.describes[skill]["result"]
         stale = (request.get("skill_version") != active["interface"]["skill_version"]
                  or request.get("interface_digest") != active["interface_digest"])
         if stale and self.flaw != "accepts-stale":
-            await updater.reject(updater.new_agent_message(parts=[error("interface_mismatch", "stale interface")]))
+            await self.refuse(updater, "interface_mismatch", "stale interface")
             return
         args = request.get("arguments")
         valid = self.validators[skill].is_valid(args)
         if not valid and self.flaw != "accepts-invalid":
-            message = updater.new_agent_message(parts=[error("input_invalid", "invalid input")])
-            await (updater.failed(message) if self.flaw == "wrong-state" else updater.reject(message))
+            await self.refuse(updater, "input_invalid", "invalid input", failed=self.flaw == "wrong-state")
+            return
+        if self.flaw == "no-condition":
+            await updater.failed(updater.new_agent_message(
+                parts=[new_text_part("the agent failed while processing this request")]))
             return
         if not valid or skill != SKILL:
             await updater.complete()  # accepted what it had to refuse, and produced nothing
@@ -182,8 +192,10 @@ class HandWritten(AgentExecutor):
         await updater.add_artifact([new_data_part(result)], artifact_id="result-1", name=SKILL)
         if self.flaw == "two-results":
             await updater.add_artifact([new_data_part(result)], artifact_id="result-2", name=SKILL)
-        if self.flaw == "text-error":
-            await updater.reject(updater.new_agent_message(parts=[new_text_part("no")]))
+        if self.flaw == "error-and-text":
+            # The draft's error object, but not as the only Part of the status Message.
+            parts = [error("authorization_failed", "no"), new_text_part("no")]
+            await updater.reject(updater.new_agent_message(parts=parts))
             return
         await updater.complete()
 

@@ -42,9 +42,9 @@ FLAWS = {
     "invalid-result": "result-valid",
     "invalid-record": "supporting-records",
     "misnamed-record": "supporting-records",
-    "text-error": "error-object",
+    "error-and-text": "error-object",
 }
-PROBE_ONLY = ["accepts-stale", "accepts-invalid", "wrong-state", "serves-anything", "refuses"]
+PROBE_ONLY = ["accepts-stale", "accepts-invalid", "wrong-state", "serves-anything", "refuses", "no-condition"]
 
 
 @dataclass
@@ -156,6 +156,34 @@ def test_call_names_the_clause_each_flawed_agent_breaks(world: World, arguments:
         assert failure["violation"]["clause"] == FLAWS[flaw], failure
         assert failure["requirement"] and failure["section"]
         assert "evidence" in failure["violation"], failure
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "http-json"])
+@pytest.mark.parametrize("mode", [[], ["--stream"], ["--poll"]], ids=["blocking", "stream", "poll"])
+def test_a_failure_without_a_condition_is_reported_not_called_a_violation(world: World, arguments: Path,
+                                                                         binding: str, mode: list[str]) -> None:
+    code, report = call(world.agent("no-condition"), SKILL, "--arguments", arguments, "--binding", binding, *mode)
+    assert code == 1, report
+    assert report["failure"] == {"kind": "refused", "request": "skill", "state": "TASK_STATE_FAILED",
+                                 "error": None}, report
+
+
+def test_a_failure_without_a_condition_is_named_for_people(world: World, arguments: Path) -> None:
+    proc = subprocess.run([str(BIN), "call", world.agent("no-condition"), SKILL, "--arguments", str(arguments)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == ("error: the skill task ended in TASK_STATE_FAILED with no machine-readable "
+                                   "condition")
+
+
+def test_probe_names_a_refusal_without_the_expected_condition(world: World, arguments: Path) -> None:
+    code, out = probe(world.agent("no-condition"), "--arguments", f"{SKILL}={arguments}")
+    assert code == 1
+    checks = json.loads(out)["checks"]
+    stale = next(c for c in checks if c["clause"] == "stale-interface")
+    assert stale["status"] == "fail"
+    assert "with no machine-readable condition, not interface_mismatch" in stale["message"], stale
 
 
 def test_human_failure_names_clause_pointer_and_evidence(world: World, arguments: Path) -> None:
@@ -275,6 +303,8 @@ PROBE_FLAWS = {
     "wrong-state": "error-state",
     "serves-anything": "unadvertised-skill",
     "refuses": "primary-result",
+    # Refusing a stale request without the condition the check expects fails it.
+    "no-condition": "stale-interface",
 }
 
 
@@ -381,6 +411,12 @@ async def test_skill_client_raises_typed_errors(world: World, example_request: d
         assert refused.value.code == "authorization_failed"
         assert refused.value.state == "TASK_STATE_REJECTED"
         assert refused.value.error["error"]["code"] == "authorization_failed"
+    async with await SkillClient.from_card_url(world.agent("no-condition")) as agent:
+        with pytest.raises(SkillRefused) as refused:
+            await agent.call(SKILL, args)
+        assert (refused.value.code, refused.value.error) == (None, None)
+        assert refused.value.state == "TASK_STATE_FAILED"
+        assert str(refused.value) == "TASK_STATE_FAILED, no machine-readable condition"
 
 
 @pytest.mark.parametrize("flaw", sorted(FLAWS))

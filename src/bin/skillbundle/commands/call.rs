@@ -7,9 +7,11 @@ use crate::output;
 use crate::render::{self, Format};
 use serde_json::{json, Value};
 use skillbundle::client::call::{Called, Caller, Failure, Options};
+use skillbundle::client::final_task::Refusal;
 use skillbundle::client::transport::{Binding, Limits, Mode, WireError};
 use skillbundle::crypto::keys::PublicKey;
 use skillbundle::finding::{Code, Finding};
+use skillbundle::interface::condition::ErrorObject;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -163,7 +165,7 @@ pub fn failure_json(failure: &Failure) -> Value {
             "kind": "refused",
             "request": if *describe { "describe_skill" } else { "skill" },
             "state": refusal.state,
-            "error": refusal.error.to_json(),
+            "error": refusal.error.as_ref().map(ErrorObject::to_json),
         }),
         Failure::Stopped { describe, state } => json!({
             "kind": "stopped",
@@ -221,8 +223,14 @@ pub fn failure_lines(failure: &Failure) -> Vec<String> {
 fn failed(format: Format, agent: &str, failure: &Failure) -> ExitCode {
     match format {
         Format::Human => {
-            if let Failure::Refused { refusal, .. } = failure {
-                output::json(&refusal.error.to_json());
+            if let Failure::Refused {
+                refusal: Refusal {
+                    error: Some(error), ..
+                },
+                ..
+            } = failure
+            {
+                output::json(&error.to_json());
             }
             let mut err = std::io::stderr().lock();
             for line in failure_lines(failure) {
