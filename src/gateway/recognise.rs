@@ -9,9 +9,10 @@
 //! skill request object naming an advertised skill, so the upstream's history of a
 //! governed Task holds that request; and whatever a caller could read as a governed
 //! output carries the draft's marks: a primary result Artifact is named after the skill,
-//! a supporting record after a record kind, an error object is a status Message's single
-//! `{"error": …}` Data Part, and Messages about a request object list the extension. A
-//! Task is:
+//! a supporting record after a record kind, a Message reporting a condition holds an
+//! `{"error": …}` Data Part (read as every side reads it,
+//! [`crate::interface::task_rules::reports_condition`]), and Messages about a request
+//! object list the extension. A Task is:
 //!
 //! - [`Kind::Governed`] when its history has a user Message requesting an advertised
 //!   skill, or else when an Artifact is named after an advertised skill: it is checked
@@ -26,6 +27,7 @@
 
 use super::view;
 use crate::agent::Bundle;
+use crate::interface::task_rules;
 use a2a_types::{Message, PartContent, Role, Task, TaskStatus};
 
 /// What a Task is, as far as the upstream's answer tells.
@@ -50,9 +52,9 @@ fn lists_extension(extensions: Option<&Vec<String>>) -> bool {
         .any(|u| u == crate::card::a2a::EXTENSION_URI)
 }
 
-fn is_error_object(message: &Message) -> bool {
-    matches!(message.parts.as_slice(), [p] if matches!(&p.content,
-        PartContent::Data(v) if v.as_object().is_some_and(|o| o.len() == 1 && o.contains_key("error"))))
+/// Whether `message` reports one of the draft's conditions (well placed or not).
+fn reports_condition(message: &Message) -> bool {
+    task_rules::reports_condition(&view::data_of(&message.parts))
 }
 
 /// Whether `name` is a supporting-record kind of any skill of `bundle`.
@@ -72,7 +74,7 @@ pub fn recognise(bundle: &Bundle, task: &Task) -> Kind {
     for message in history {
         marked |= lists_extension(message.extensions.as_ref());
         if message.role != Role::User {
-            marked |= is_error_object(message);
+            marked |= reports_condition(message);
             continue;
         }
         for part in &message.parts {
@@ -96,7 +98,7 @@ pub fn recognise(bundle: &Bundle, task: &Task) -> Kind {
         marked |= lists_extension(artifact.extensions.as_ref());
     }
     if let Some(message) = &task.status.message {
-        marked |= lists_extension(message.extensions.as_ref()) || is_error_object(message);
+        marked |= lists_extension(message.extensions.as_ref()) || reports_condition(message);
     }
     if marked || history.is_empty() {
         Kind::Uncheckable
@@ -211,6 +213,21 @@ mod tests {
             vec![Part::data(json!({"error": {"code": "output_invalid"}}))],
         ));
         assert_eq!(recognise(bundle(), &t), Kind::Uncheckable);
+        // An error object beside another Part reports a condition too (misplaced), as
+        // the guard and the client read it; a text reason or other data does not.
+        let status = |parts: Vec<Part>| Some(Message::new(Role::Agent, parts));
+        t.status.message = status(vec![
+            Part::text("failed"),
+            Part::data(json!({"error": {"code": "output_invalid"}})),
+        ]);
+        assert_eq!(recognise(bundle(), &t), Kind::Uncheckable);
+        for parts in [
+            vec![Part::text("failed")],
+            vec![Part::data(json!({"reason": 1}))],
+        ] {
+            t.status.message = status(parts);
+            assert_eq!(recognise(bundle(), &t), Kind::Base);
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@
 use crate::agent::task::{Limits, State, TaskGuard, Verdict};
 use crate::agent::Bundle;
 use crate::interface::condition::ErrorObject;
+use crate::interface::task_rules;
 use a2a_types::{
     Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
     TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -46,6 +47,18 @@ pub fn part_data(parts: &[Part]) -> Vec<Option<Value>> {
         .iter()
         .map(|p| match &p.content {
             PartContent::Data(v) => Some(integral(v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The data of each Part, borrowed (`None` for a Part that is not a Data Part): what
+/// the shared rule set ([`task_rules`]) reads a status Message by.
+pub fn data_of(parts: &[Part]) -> Vec<Option<&Value>> {
+    parts
+        .iter()
+        .map(|p| match &p.content {
+            PartContent::Data(v) => Some(v),
             _ => None,
         })
         .collect()
@@ -216,20 +229,22 @@ impl TaskView {
         }
     }
 
-    /// A failed status as the caller may see it: the draft's error object (one Data
-    /// Part, placed as the guard checked) stays; anything else in the upstream's message
-    /// (an SDK's "Agent execution error: …" with an exception's text, a stack trace) is
-    /// the upstream's own words about its failure and becomes the fixed text.
+    /// A failed status as the caller may see it: one that reports a condition
+    /// ([`task_rules::reports_condition`]; the guard has checked that it carries the
+    /// draft's error object, placed as the draft says) stays; anything else in the
+    /// upstream's message (an SDK's "Agent execution error: …" with an exception's text,
+    /// a stack trace) is the upstream's own words about its failure and becomes the
+    /// fixed text.
     fn without_upstream_words(&self, upstream: &TaskStatus) -> TaskStatus {
         let mut shown = upstream.clone();
         if shown.state != TaskState::Failed {
             return shown;
         }
-        let error_object = shown.message.as_ref().is_some_and(|m| {
-            matches!(m.parts.as_slice(), [p] if matches!(&p.content,
-                PartContent::Data(v) if v.as_object().is_some_and(|o| o.len() == 1 && o.contains_key("error"))))
-        });
-        if !error_object {
+        let reports = shown
+            .message
+            .as_ref()
+            .is_some_and(|m| task_rules::reports_condition(&data_of(&m.parts)));
+        if !reports {
             shown.message = Some(text_message(
                 UPSTREAM_FAILURE,
                 &self.task_id,
@@ -328,4 +343,52 @@ pub fn guard_task(bundle: &Bundle, skill_id: &str, limits: Limits, task: &Task) 
     let mut out = Vec::new();
     view.task(bundle, task, &mut out);
     Some(view.shown_task(task))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// What a caller sees of an upstream's failed status: the draft's error object when
+    /// it reports a condition as the draft says; the fixed text for a failure that
+    /// reports none (the upstream's own words); and for a misplaced error object, the
+    /// guard's failure (`output_invalid`), never the upstream's Parts.
+    #[test]
+    fn a_failed_status_shows_its_condition_or_the_fixed_text() {
+        let bundle = crate::agent::tests_support::example_bundle();
+        let skill = bundle.skill_ids().next().unwrap().to_string();
+        let shown = |parts: Vec<Part>| {
+            let mut view = TaskView::new(bundle, &skill, Limits::default(), "t", "c").unwrap();
+            let mut out = Vec::new();
+            let upstream = status(TaskState::Failed, Some(Message::new(Role::Agent, parts)));
+            view.status(bundle, &upstream, &mut out);
+            let Some(StreamResponse::StatusUpdate(last)) = out.pop() else {
+                panic!("no status shown")
+            };
+            assert_eq!(last.status.state, TaskState::Failed);
+            last.status.message.unwrap().parts
+        };
+        let error = json!({"error": {"code": "output_invalid", "message": "m"}});
+        assert_eq!(
+            shown(vec![Part::data(error.clone())]),
+            vec![Part::data(error.clone())]
+        );
+        for words in [
+            vec![Part::text("Agent execution error: /secret/path")],
+            vec![Part::data(json!({"trace": "secret"}))],
+        ] {
+            assert_eq!(shown(words), vec![Part::text(UPSTREAM_FAILURE)]);
+        }
+        let misplaced = shown(vec![Part::data(error), Part::text("secret")]);
+        let [Part {
+            content: PartContent::Data(data),
+            ..
+        }] = misplaced.as_slice()
+        else {
+            panic!("{misplaced:?}")
+        };
+        assert_eq!(data["error"]["code"], "output_invalid");
+        assert!(!data.to_string().contains("secret"));
+    }
 }

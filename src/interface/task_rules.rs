@@ -491,7 +491,14 @@ pub fn states_for(code: Condition) -> Vec<State> {
 }
 
 /// Whether the data of a status Message's Parts reports a condition: some Data Part is
-/// an object with an `error` member.
+/// an object with an `error` member. Draft "Machine-readable error conditions": "When
+/// the remote agent reports one of the conditions below through an A2A Task, the Task's
+/// final status Message MUST contain exactly one Data Part" holding the error object;
+/// so a status that reports one is held to that placement ([`refusal_error`]), and one
+/// that reports none (a text reason, no Message) to nothing. The one reading of "reports
+/// a condition": the agent's guard and the client's reader ([`status_error`]) and the
+/// gateway (what it shows of a failed status, how it recognises a Task it forgot) all
+/// use it.
 pub fn reports_condition(parts: &[Option<&Value>]) -> bool {
     parts
         .iter()
