@@ -17,8 +17,9 @@
 //!   its own, so a complete one — an update with `lastChunk` — is checked and released at
 //!   once (the draft lets an agent stream complete records before the result and says
 //!   early findings SHOULD be published so). An undeclared name fails the Task at once.
-//!   Chunks (`append`) are assembled first; an incomplete record is never checked nor
-//!   shown. A released Artifact cannot be changed afterwards.
+//!   Chunks (`append`) are assembled first, as [`task_rules::artifact_update`] reads
+//!   them (an append continues a started Artifact of the same name); an incomplete
+//!   record is never checked nor shown. A released Artifact cannot be changed afterwards.
 //! - **Completion** requires every held record to be valid and exactly one valid primary
 //!   result; otherwise nothing held is released and the Task fails with `output_invalid`.
 //!   A Task that ends otherwise (failed, canceled, rejected) releases its valid complete
@@ -38,7 +39,7 @@
 
 use crate::agent::Bundle;
 use crate::interface::condition::{Condition, Detected, ErrorObject};
-use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas};
+use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas, Update};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -271,14 +272,19 @@ impl TaskGuard {
         }
         let bytes: usize = parts.iter().flatten().map(json_len).sum();
         let primary = name == self.skill_id;
+        let started = self.held.get(artifact_id).map(|h| h.name.as_str());
+        let update = match task_rules::artifact_update(started, Some(name), append) {
+            Ok(update) => update,
+            Err(fault) => return self.fail(broken(fault)),
+        };
         match self.held.get_mut(artifact_id) {
-            Some(held) if append => {
+            Some(held) if update == Update::Append => {
                 held.parts.extend(parts);
                 held.bytes += bytes;
                 held.complete = last_chunk;
             }
             existing => {
-                if existing.is_none() && !primary && !append {
+                if existing.is_none() && !primary {
                     // A new record Artifact: its kind must be declared, whatever follows.
                     let schemas = SkillOutput {
                         bundle,
@@ -296,12 +302,6 @@ impl TaskGuard {
                         ));
                     }
                 }
-                if existing.is_none() && append {
-                    return self.fail(failure(
-                        Condition::OutputInvalid,
-                        "an Artifact update appends to an Artifact that was never started",
-                    ));
-                }
                 if existing.is_none() {
                     self.order.push(artifact_id.to_string());
                 }
@@ -317,12 +317,6 @@ impl TaskGuard {
             }
         }
         let held = &self.held[artifact_id];
-        if held.name != name && !name.is_empty() {
-            return self.fail(failure(
-                Condition::OutputInvalid,
-                "an Artifact update names another Artifact than the one it appends to",
-            ));
-        }
         if held.bytes > self.limits.max_artifact_bytes {
             let max = self.limits.max_artifact_bytes;
             return self.fail(failure(
@@ -1146,5 +1140,126 @@ mod tests {
             ended > 0 && failed > 0 && without > 0,
             "{ended} {failed} {without}"
         );
+    }
+
+    /// The guard and the client's stream assembly read Artifact chunks alike
+    /// (`task_rules::artifact_update`): fed the same updates, one breaks the rule at the
+    /// event where the other does, in the same words; and when neither does, the
+    /// completion the guard decides is the one the client reads from the assembled Task.
+    /// `lastChunk` stays false: a record released on its last chunk, and never to be
+    /// changed after, is the guard's own matter. A record whose name the guard refuses
+    /// at its first chunk (a content rule the client decides on the assembled Task) ends
+    /// the comparison.
+    #[test]
+    fn the_guard_and_the_stream_assembly_agree_on_every_chunk_sequence() {
+        use crate::client::clause::Clause;
+        use crate::client::final_task::{skill_result, task_of, Assembly, Ending};
+        use proptest::prelude::*;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let b = example_bundle();
+        let binding = b.document(SKILL).unwrap().binding();
+        let verified =
+            crate::client::verify_describe_response(&binding, &b.describe_skill(SKILL).unwrap())
+                .unwrap();
+        let chunk_words = [
+            task_rules::artifact_update(None, None, true),
+            task_rules::artifact_update(Some("a"), Some("b"), true),
+        ]
+        .map(|r| r.unwrap_err().message);
+        let name = prop_oneof![
+            Just(Some(SKILL)),
+            Just(Some(KIND)),
+            Just(None),
+            Just(Some("other")),
+        ];
+        let part = prop_oneof![
+            Just(None),
+            Just(Some(result("condition_met"))),
+            Just(Some(record())),
+        ];
+        let event = (
+            0..2usize,
+            name,
+            proptest::collection::vec(part, 0..3),
+            any::<bool>(),
+        );
+        // Any sequence, or a well-behaved one: the result in two chunks, the second
+        // without a name, and maybe a record.
+        let well_behaved = (any::<bool>(), 0..2usize).prop_map(|(with_record, id)| {
+            let mut events = vec![
+                (id, Some(SKILL), vec![], false),
+                (id, None, vec![Some(result("condition_met"))], true),
+            ];
+            if with_record {
+                events.push((1 - id, Some(KIND), vec![Some(record())], false));
+            }
+            events
+        });
+        let sequences = prop_oneof![proptest::collection::vec(event, 0..6), well_behaved];
+        let counts: [AtomicUsize; 4] = Default::default();
+        let mut runner = proptest::test_runner::TestRunner::default();
+        let outcome = runner.run(&sequences, |events| {
+            let mut g = guard();
+            let mut a = Assembly::new();
+            a.apply(&json!({"task": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}}}))
+                .unwrap();
+            for (id, name, parts, append) in &events {
+                let id = format!("a{id}");
+                let verdict = g.artifact(b, &id, name.unwrap_or(""), parts.clone(), *append, false);
+                let wire: Vec<Value> = parts
+                    .iter()
+                    .map(|p| match p {
+                        Some(data) => json!({"data": data}),
+                        None => json!({"text": "x"}),
+                    })
+                    .collect();
+                let mut artifact = json!({"artifactId": id, "parts": wire});
+                if let Some(name) = name {
+                    artifact["name"] = json!(name);
+                }
+                let update = json!({"artifactUpdate": {"taskId": "t", "append": append,
+                    "lastChunk": false, "artifact": artifact}});
+                match (verdict, a.apply(&update)) {
+                    (Verdict::Hold, Ok(())) => {}
+                    (Verdict::Fail(e), Err(v)) => {
+                        counts[0].fetch_add(1, Ordering::Relaxed);
+                        prop_assert!(chunk_words.contains(&v.message), "{:?}", v);
+                        prop_assert_eq!(e.message(), v.message.as_str());
+                        prop_assert_eq!(Some(e.code()), v.condition);
+                        prop_assert_eq!(v.clause, Clause::Transport);
+                        return Ok(());
+                    }
+                    (Verdict::Fail(e), Ok(())) => {
+                        prop_assert!(!chunk_words.iter().any(|w| w == e.message()), "{e:?}");
+                        counts[1].fetch_add(1, Ordering::Relaxed);
+                        return Ok(());
+                    }
+                    (g, c) => prop_assert!(false, "guard {g:?}, client {c:?}"),
+                }
+            }
+            let guard_says = g.status(b, "TASK_STATE_COMPLETED");
+            a.apply(&json!({"statusUpdate": {"taskId": "t",
+                "status": {"state": "TASK_STATE_COMPLETED"}}}))
+                .unwrap();
+            let response = a.finish();
+            let task = task_of(&response, Clause::PrimaryResult).unwrap();
+            match (guard_says, skill_result(task, &verified)) {
+                (Verdict::Release(_), Ok(Ending::Completed(_))) => {
+                    counts[2].fetch_add(1, Ordering::Relaxed);
+                }
+                (Verdict::Fail(e), Err(v)) => {
+                    counts[3].fetch_add(1, Ordering::Relaxed);
+                    prop_assert_eq!(Some(e.code()), v.condition);
+                    if e.details().is_empty() {
+                        prop_assert_eq!(e.message(), v.message.as_str());
+                    }
+                }
+                (g, c) => prop_assert!(false, "guard {g:?}, client {c:?}"),
+            }
+            Ok(())
+        });
+        outcome.unwrap();
+        let counts = counts.map(AtomicUsize::into_inner);
+        assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
     }
 }

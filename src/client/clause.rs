@@ -235,6 +235,8 @@ impl Clause {
             Requirement::SupportingRecord => Clause::SupportingRecords,
             Requirement::ErrorObject => Clause::ErrorObject,
             Requirement::ErrorState => Clause::ErrorState,
+            // A2A's own delivery of Artifact updates, which the draft defers to.
+            Requirement::ArtifactUpdate => Clause::Transport,
         }
     }
 }

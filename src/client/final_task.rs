@@ -26,7 +26,7 @@
 use crate::client::clause::Clause;
 use crate::client::VerifiedInterface;
 use crate::interface::condition::{Condition, ErrorObject};
-use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas, State};
+use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas, State, Update};
 use crate::interface::DESCRIBE_SKILL;
 use a2a_types::TaskState;
 use serde::Serialize;
@@ -451,9 +451,11 @@ fn text(value: &Value, key: &str) -> String {
 
 /// Rebuilds the final Task from the events of a streamed response (A2A 1.0
 /// `StreamResponse`: `task`, `message`, `statusUpdate`, `artifactUpdate`), applying
-/// Artifact updates as A2A defines them: an update with `append: true` extends the
-/// parts of the Artifact with the same artifactId; any other replaces it. Version 1.0
-/// validates only the assembled result, never a chunk.
+/// Artifact updates as [`task_rules::artifact_update`] reads them, as the agent's guard
+/// does: an update with `append: true` extends the parts of the Artifact with the same
+/// artifactId, which must have been started and keeps its name (a violation
+/// otherwise); any other starts or replaces it. Version 1.0 validates only the
+/// assembled result, never a chunk.
 #[derive(Debug, Default)]
 pub struct Assembly {
     task: Option<Map<String, Value>>,
@@ -531,20 +533,25 @@ impl Assembly {
             return bad("the streamed Task's artifacts is not a list");
         };
         let id = artifact.get("artifactId");
-        match list.iter_mut().find(|a| a.get("artifactId") == id) {
-            Some(existing) if append => {
+        let at = list.iter().position(|a| a.get("artifactId") == id);
+        let started = at.map(|i| list[i].get("name").and_then(Value::as_str).unwrap_or(""));
+        let name = artifact.get("name").and_then(Value::as_str);
+        let rule = task_rules::artifact_update(started, name, append)
+            .map_err(|f| Violation::from_fault(f, "/artifactUpdate", update))?;
+        match (rule, at) {
+            (Update::Append, Some(i)) => {
                 let parts = artifact
                     .get("parts")
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default();
-                match existing.get_mut("parts").and_then(Value::as_array_mut) {
+                match list[i].get_mut("parts").and_then(Value::as_array_mut) {
                     Some(old) => old.extend(parts),
-                    None => existing["parts"] = Value::Array(parts),
+                    None => list[i]["parts"] = Value::Array(parts),
                 }
             }
-            Some(existing) => *existing = Value::Object(artifact.clone()),
-            None => list.push(Value::Object(artifact.clone())),
+            (_, Some(i)) => list[i] = Value::Object(artifact.clone()),
+            (_, None) => list.push(Value::Object(artifact.clone())),
         }
         Ok(())
     }
@@ -823,6 +830,42 @@ mod tests {
             skill_result(task, &interface()).unwrap(),
             Ending::Completed(_)
         ));
+        // An append without a name continues the started Artifact, under its name.
+        let mut a = Assembly::new();
+        a.apply(&events[0]).unwrap();
+        a.apply(&events[1]).unwrap();
+        a.apply(&events[2]).unwrap();
+        let task = a.finish();
+        assert_eq!(task["task"]["artifacts"][0]["name"], SKILL);
+        assert_eq!(task["task"]["artifacts"][0]["parts"][0]["data"], result());
+        // An append to an Artifact never started, or naming another one, breaks the
+        // rule the agent's guard applies too.
+        let appended = |id: &str, name: Option<&str>| {
+            let mut artifact = json!({"artifactId": id, "parts": [{"text": "x"}]});
+            if let Some(name) = name {
+                artifact["name"] = json!(name);
+            }
+            json!({"artifactUpdate": {"taskId": "t", "append": true, "artifact": artifact}})
+        };
+        for (update, pointer, evidence) in [
+            (appended("q", None), "/artifactUpdate/append", "true"),
+            (appended("q", Some(SKILL)), "/artifactUpdate/append", "true"),
+            (
+                appended("r", Some("resource-observation")),
+                "/artifactUpdate/artifact/name",
+                "\"resource-observation\"",
+            ),
+        ] {
+            let mut a = Assembly::new();
+            a.apply(&events[0]).unwrap();
+            a.apply(&events[1]).unwrap();
+            let v = a.apply(&update).unwrap_err();
+            assert_eq!(
+                (v.clause, v.pointer.as_str(), v.evidence.as_deref()),
+                (Clause::Transport, pointer, Some(evidence))
+            );
+            assert_eq!(v.condition, Some(Condition::OutputInvalid));
+        }
         let mut other = Assembly::new();
         other.apply(&events[0]).unwrap();
         let stray =

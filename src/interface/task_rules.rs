@@ -142,6 +142,9 @@ pub enum Requirement {
     ErrorObject,
     /// A reported condition ends the Task in the state the draft assigns to it.
     ErrorState,
+    /// An Artifact update that appends appends to the Artifact of its artifactId
+    /// delivered before, and names no other ([`artifact_update`]).
+    ArtifactUpdate,
 }
 
 /// A requirement a Task breaks: which, where, and what is wrong.
@@ -471,6 +474,58 @@ pub fn completed_artifacts<'a>(
     Ok(delivery)
 }
 
+/// What an Artifact update does to the Artifact of its artifactId delivered so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Update {
+    /// None was delivered: the update starts it.
+    Start,
+    /// One was, and the update does not append: it replaces that Artifact whole.
+    Replace,
+    /// One was, and the update appends: its Parts follow that Artifact's Parts, whose
+    /// name stays.
+    Append,
+}
+
+/// How an Artifact update (A2A 1.0 `TaskArtifactUpdateEvent`: its `append`, and its
+/// Artifact's artifactId and name) applies to what was delivered before: the one
+/// reading of chunks the agent's guard and the client's stream assembly share. Draft
+/// "Domain-skill invocation": "For streaming, A2A governs Artifact-update delivery
+/// through artifactId, append, and lastChunk. When append is true, the event content is
+/// appended to previously delivered content for the same Artifact. This profile does not
+/// assign additional semantics to append when it is false or absent" (A2A 1.0: appended
+/// "to a previously sent artifact with the same ID").
+///
+/// `started` is the name of the Artifact of this artifactId delivered so far (`""` for
+/// one without a name), `None` when none was; `name` is the update's. An append needs
+/// previously delivered content: one for an Artifact never started breaks the rule
+/// (pointer `/append`). An append continues that Artifact: an absent or empty name
+/// keeps its name, another name breaks the rule (`/artifact/name`) — the name is what
+/// tells the primary result from a record. Without `append`, the update starts the
+/// Artifact, or replaces it. Pointers are relative to the update.
+pub fn artifact_update(
+    started: Option<&str>,
+    name: Option<&str>,
+    append: bool,
+) -> Result<Update, Fault> {
+    match (started, append) {
+        (None, false) => Ok(Update::Start),
+        (Some(_), false) => Ok(Update::Replace),
+        (None, true) => Err(Fault::new(
+            Requirement::ArtifactUpdate,
+            "/append",
+            "an Artifact update appends to an Artifact that was never started",
+        )),
+        (Some(started), true) => match name {
+            Some(name) if !name.is_empty() && name != started => Err(Fault::new(
+                Requirement::ArtifactUpdate,
+                "/artifact/name",
+                "an Artifact update names another Artifact than the one it appends to",
+            )),
+            _ => Ok(Update::Append),
+        },
+    }
+}
+
 /// Whether the draft lets a Task report `code` by ending in `state`: a condition found
 /// before acceptance rejects, one met while processing fails
 /// ([`ErrorObject::task_state`]).
@@ -786,6 +841,40 @@ mod tests {
         assert_eq!(
             fault(&[view("diary", &[&note]), view("s", &[&bad])]).0,
             Requirement::ResultValid
+        );
+    }
+
+    #[test]
+    fn an_append_continues_the_artifact_its_artifact_id_started() {
+        let rule = |started, name, append| {
+            artifact_update(started, name, append).map_err(|f| {
+                assert_eq!(
+                    (f.requirement, f.condition),
+                    (Requirement::ArtifactUpdate, Some(Condition::OutputInvalid))
+                );
+                f.pointer
+            })
+        };
+        // Without append: a new Artifact, or a replacement (of any name).
+        assert_eq!(rule(None, Some("s"), false), Ok(Update::Start));
+        assert_eq!(rule(None, None, false), Ok(Update::Start));
+        assert_eq!(rule(Some("s"), Some("note"), false), Ok(Update::Replace));
+        // An append to an Artifact never started appends to nothing.
+        for name in [None, Some(""), Some("s")] {
+            assert_eq!(rule(None, name, true), Err("/append".into()));
+        }
+        // An append keeps the started Artifact's name, or repeats it.
+        for name in [None, Some(""), Some("s")] {
+            assert_eq!(rule(Some("s"), name, true), Ok(Update::Append));
+        }
+        assert_eq!(rule(Some(""), None, true), Ok(Update::Append));
+        assert_eq!(
+            rule(Some("s"), Some("note"), true),
+            Err("/artifact/name".into())
+        );
+        assert_eq!(
+            rule(Some(""), Some("s"), true),
+            Err("/artifact/name".into())
         );
     }
 
