@@ -14,11 +14,6 @@ fn answer(fault: BodyFault) -> (&'static str, String) {
     }
 }
 
-/// Bodies from this size on are read with the GIL released, so that the agent's other
-/// threads run meanwhile; a smaller one (a skill request is a few hundred bytes) is read
-/// in less time than releasing and taking back the GIL costs.
-const DETACH_FROM_BYTES: usize = 16 * 1024;
-
 /// Why a body was refused ([`answer`]), or `None` when the body is one I-JSON value
 /// within the limits.
 #[pyfunction]
@@ -34,12 +29,9 @@ pub fn check_body(
         max_depth,
         max_values,
     };
-    let checked = if body.len() < DETACH_FROM_BYTES {
-        body::check_body(body, &limits)
-    } else {
-        py.detach(|| body::check_body(body, &limits))
-    };
-    checked.err().map(answer)
+    super::detach_if_large(py, body.len(), || body::check_body(body, &limits))
+        .err()
+        .map(answer)
 }
 
 /// The refusal of a body longer than `max_body_bytes` (always `("limit", message)`).

@@ -24,6 +24,7 @@ use crate::interface::binding::Binding;
 use crate::interface::condition::{Condition, ErrorObject};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 
@@ -35,8 +36,11 @@ const MAX_SAFE_INTEGER: f64 = crate::wire::json::MAX_SAFE_INTEGER as f64;
 #[pyclass(frozen, module = "skillbundle", name = "Invocation")]
 pub struct PyInvocation {
     binding: Binding,
-    #[pyo3(get)]
-    arguments: Py<PyAny>,
+    /// The arguments as validated.
+    validated: Value,
+    /// `validated` as Python objects, made when first read: a domain executor that reads
+    /// the request's Data Part itself never pays for them.
+    arguments: PyOnceLock<Py<PyAny>>,
 }
 
 #[pymethods]
@@ -54,6 +58,17 @@ impl PyInvocation {
     #[getter]
     fn interface_digest(&self) -> &str {
         self.binding.interface_digest.as_str()
+    }
+
+    /// The arguments as validated, integral numbers as `int` (the same object on every
+    /// read).
+    #[getter]
+    fn arguments(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.arguments
+            .get_or_try_init(py, || {
+                arguments_to_python(py, &self.validated).map(Bound::unbind)
+            })
+            .map(|a| a.clone_ref(py))
     }
 
     fn __repr__(&self) -> String {
@@ -117,20 +132,34 @@ pub fn part_json(
     Ok(value::to_json(part, max_depth).map(Some))
 }
 
-/// Each Part's data as JSON ([`part_json`]), or why one is not I-JSON: the pointer of the
-/// offending value within that Part's data, and what is wrong.
+/// The Parts' data as read: each Part's (`None` for a Part that is not a Data Part), and
+/// the size read in bytes.
+pub type PartsRead = (Vec<Option<Value>>, usize);
+
+/// Each Part's data as JSON ([`part_json`]) and the size read: the wire bytes of each
+/// protobuf `Value`, [`super::DETACH_FROM_BYTES`] for a Part given as Python objects
+/// (their size is not known without walking them; checking them releases the GIL). `Err`
+/// is why one is not I-JSON: the pointer of the offending value within that Part's data,
+/// and what is wrong.
 pub fn parts_json(
     parts: &Bound<'_, PyAny>,
     max_depth: usize,
-) -> PyResult<Result<Vec<Option<Value>>, value::Refused>> {
+) -> PyResult<Result<PartsRead, value::Refused>> {
     let mut values = Vec::new();
+    let mut size = 0usize;
     for part in parts.try_iter()? {
-        match part_json(&part?, max_depth)? {
+        let part = part?;
+        size = size.saturating_add(match part.cast::<PyBytes>() {
+            Ok(bytes) => bytes.as_bytes().len(),
+            Err(_) if part.is_none() => 0,
+            Err(_) => super::DETACH_FROM_BYTES,
+        });
+        match part_json(&part, max_depth)? {
             Ok(v) => values.push(v),
             Err(refused) => return Ok(Err(refused)),
         }
     }
-    Ok(Ok(values))
+    Ok(Ok((values, size)))
 }
 
 /// A request Part that is not I-JSON: the library's error object for it
@@ -150,19 +179,19 @@ pub enum Routed {
     Refused(&'static str, ErrorObject),
 }
 
-/// Route a Message (its Parts' data as [`parts_json`] converted them) by
-/// [`Bundle::route_message`]; `task` is `(skill_id, interrupted)` of the Task it is sent
-/// into.
+/// Route a Message (its Parts' data as [`parts_json`] converted them, with their
+/// size) by [`Bundle::route_message`]; `task` is `(skill_id, interrupted)` of the Task it
+/// is sent into.
 pub fn route(
     py: Python<'_>,
     bundle: &Bundle,
-    parts: Result<Vec<Option<Value>>, value::Refused>,
+    parts: Result<PartsRead, value::Refused>,
     metadata: Option<Value>,
     activated: bool,
     task: Option<(Option<String>, bool)>,
     policy: Policy,
 ) -> PyResult<Routed> {
-    let values = match parts {
+    let (values, size) = match parts {
         Ok(v) => v,
         // Nested too deep for the SDK to hold: refused through the binding, before a Task
         // (whose history would hold the Message) is created — as the body guard refuses a
@@ -180,7 +209,7 @@ pub fn route(
         skill_id: skill.as_deref(),
         interrupted: *interrupted,
     });
-    let routed = py.detach(|| {
+    let routed = super::detach_if_large(py, size, || {
         match bundle.route_message(&parts, metadata.as_ref(), activated, existing, policy) {
             Ok(Route::Request(Request::Describe { skill_id })) => {
                 Ok(Ok((skill_id.to_string(), None)))
@@ -205,7 +234,8 @@ pub fn route(
                 .expect("a checked request names a bundle skill");
             Routed::Invoke(PyInvocation {
                 binding: doc.binding(),
-                arguments: arguments_to_python(py, &arguments)?.unbind(),
+                validated: arguments,
+                arguments: PyOnceLock::new(),
             })
         }
         Ok(Err(kind)) => Routed::Plain(kind),

@@ -47,6 +47,25 @@ use std::time::Duration;
 /// same pointer as for JSON text.
 pub(crate) const MAX_DEPTH: usize = crate::schema::validator::MAX_NESTING + 1;
 
+/// Work on data from this size on (in bytes) runs with the GIL released, so that the
+/// agent's other threads run meanwhile; smaller data (a skill request, a record: a few
+/// hundred bytes) is checked in less time than releasing and taking back the GIL costs.
+pub(crate) const DETACH_FROM_BYTES: usize = 16 * 1024;
+
+/// Run `work`, on data of `size` bytes, with the GIL released when the data is large
+/// ([`DETACH_FROM_BYTES`]).
+pub(crate) fn detach_if_large<T, F>(py: Python<'_>, size: usize, work: F) -> T
+where
+    F: pyo3::marker::Ungil + FnOnce() -> T,
+    T: pyo3::marker::Ungil,
+{
+    if size < DETACH_FROM_BYTES {
+        work()
+    } else {
+        py.detach(work)
+    }
+}
+
 /// An exception class of the pure-Python `skillbundle._errors` module.
 fn error_class<'py>(
     py: Python<'py>,
@@ -831,8 +850,8 @@ impl PyTaskGuard {
         append: bool,
         last_chunk: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let values = match enforce::parts_json(parts, MAX_DEPTH)? {
-            Ok(values) => values,
+        let (values, size) = match enforce::parts_json(parts, MAX_DEPTH)? {
+            Ok(read) => read,
             Err(refused) => {
                 self.guard.abort();
                 return enforce::verdict(py, enforce::refused_output(refused));
@@ -840,7 +859,9 @@ impl PyTaskGuard {
         };
         let bundle = &self.bundle.get().bundle;
         let guard = &mut self.guard;
-        let v = py.detach(|| guard.artifact(bundle, artifact_id, name, values, append, last_chunk));
+        let v = detach_if_large(py, size, || {
+            guard.artifact(bundle, artifact_id, name, values, append, last_chunk)
+        });
         enforce::verdict(py, v)
     }
 
@@ -853,16 +874,17 @@ impl PyTaskGuard {
         state: &str,
         parts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let values = match parts {
+        let (values, size) = match parts {
             // A Message whose data is not I-JSON reports no error object of the draft's.
-            Some(parts) => {
-                enforce::parts_json(parts, MAX_DEPTH)?.unwrap_or_else(|_| vec![Some(Value::Null)])
-            }
-            None => Vec::new(),
+            Some(parts) => enforce::parts_json(parts, MAX_DEPTH)?
+                .unwrap_or_else(|_| (vec![Some(Value::Null)], 0)),
+            None => (Vec::new(), 0),
         };
         let bundle = &self.bundle.get().bundle;
         let guard = &mut self.guard;
-        let v = py.detach(|| guard.status_with_message(bundle, state, &values));
+        let v = detach_if_large(py, size, || {
+            guard.status_with_message(bundle, state, &values)
+        });
         enforce::verdict(py, v)
     }
 
