@@ -114,6 +114,12 @@ class TaskGuard:
     def status(self, state: str, parts: Iterable[JsonValue | bytes | None] | None = None) -> Verdict:
         """A status change to `state` (an A2A 1.0 wire name); `parts`: its status
         Message's Parts' data, when it has a Message."""
+    def task_status(
+        self, state: str, parts: Iterable[JsonValue | bytes | None] | None = None
+    ) -> Verdict | None:
+        """The status of a whole `Task` the domain code published (as `status`): `None`
+        when it is the Task as created (`TASK_STATE_SUBMITTED`, or no state), which
+        publishes nothing; otherwise the verdict on it as a status change."""
     def refuse_data(self, data: JsonValue) -> Verdict:
         """A value a publishing helper could not turn into a Data Part: `("fail", error)`
         (nested deeper than a Data Part carries: `resource_limit_exceeded`; not I-JSON:

@@ -136,8 +136,6 @@ _MAX_OPEN = 10_000
 # protobuf's enum wrapper looks each name up in Python: the states read on every event
 # are looked up once.
 _STATE_NAMES: dict[int, str] = {value: name for name, value in TaskState.items()}
-_SUBMITTED = TaskState.TASK_STATE_SUBMITTED
-_UNSPECIFIED = TaskState.TASK_STATE_UNSPECIFIED
 _FAILED = TaskState.TASK_STATE_FAILED
 
 
@@ -318,9 +316,15 @@ class _GuardedQueue:
         )
         await self._apply(verdict)
 
-    async def _state(self, status: TaskStatus) -> None:
+    async def _state(self, status: TaskStatus, *, whole_task: bool = False) -> None:
         parts = _parts(status.message.parts) if status.HasField("message") else None
-        verdict = self._guard.status(_state_name(status.state), parts)
+        state = _state_name(status.state)
+        if whole_task:
+            verdict = self._guard.task_status(state, parts)
+            if verdict is None:
+                return  # the Task as it was created: no status change
+        else:
+            verdict = self._guard.status(state, parts)
         if await self._apply(verdict):
             await self._queue.enqueue_event(
                 TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
@@ -340,8 +344,7 @@ class _GuardedQueue:
                 await self._artifact(artifact, False, True)
                 if self._guard.finished:
                     return
-            if event.status.state not in (_SUBMITTED, _UNSPECIFIED):
-                await self._state(event.status)
+            await self._state(event.status, whole_task=True)
         elif isinstance(event, Message):
             await self._apply(self._guard.message())
         else:

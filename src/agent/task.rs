@@ -425,6 +425,27 @@ impl TaskGuard {
         self.status(bundle, state)
     }
 
+    /// The status of a whole `Task` the executor publishes (A2A 1.0 lets an executor
+    /// publish the Task object itself, not only updates to it): the Task as it stands.
+    /// `TASK_STATE_SUBMITTED`, or no state at all (`TASK_STATE_UNSPECIFIED`), is the Task
+    /// as it was created, not a status change: `None`, nothing to publish and the
+    /// guard's state unchanged. Any other state is a status update, as
+    /// [`TaskGuard::status_with_message`] decides it. (Its Artifacts are updates each,
+    /// given to [`TaskGuard::artifact`] first.)
+    pub fn task_status(
+        &mut self,
+        bundle: &Bundle,
+        state: &str,
+        parts: &[Option<Value>],
+    ) -> Option<Verdict> {
+        if state == task_rules::UNSPECIFIED_STATE
+            || State::from_wire(state) == Some(State::Submitted)
+        {
+            return None;
+        }
+        Some(self.status_with_message(bundle, state, parts))
+    }
+
     /// The executor answered with a bare Message: a skill invocation must end in a Task
     /// with a result Artifact, so the Task fails.
     pub fn message(&mut self, bundle: &Bundle) -> Verdict {
@@ -609,6 +630,32 @@ mod tests {
         assert_eq!(
             g.uncarried("values nested deeper than 32 levels"),
             Verdict::Hold
+        );
+    }
+
+    /// A whole Task published as created changes no status; in any other state its
+    /// status is an update like any other, checked alike.
+    #[test]
+    fn a_whole_tasks_status_is_an_update_unless_it_is_the_task_as_created() {
+        let b = example_bundle();
+        let mut g = guard();
+        assert_eq!(
+            g.status(b, "TASK_STATE_INPUT_REQUIRED"),
+            Verdict::Release(vec![])
+        );
+        for created in ["TASK_STATE_SUBMITTED", task_rules::UNSPECIFIED_STATE] {
+            assert_eq!(g.task_status(b, created, &[]), None);
+            assert!(g.state().is_interrupted(), "{created} left the state alone");
+        }
+        assert_eq!(
+            g.task_status(b, "TASK_STATE_WORKING", &[]),
+            Some(Verdict::Release(vec![]))
+        );
+        assert!(!g.state().is_interrupted());
+        // A completion without a result fails the Task, whichever way it is published.
+        assert_eq!(
+            g.task_status(b, "TASK_STATE_COMPLETED", &[]).map(code),
+            Some(Condition::OutputInvalid)
         );
     }
 

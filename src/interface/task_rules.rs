@@ -30,6 +30,10 @@ pub const RESULT_OBJECT_SKILL: &str = "skill";
 /// The member of the skill result object holding the domain output.
 pub const RESULT_OBJECT_RESULT: &str = "result";
 
+/// A2A 1.0's wire name for no task state (protobuf's zero value): not a [`State`] a Task
+/// can be in.
+pub const UNSPECIFIED_STATE: &str = "TASK_STATE_UNSPECIFIED";
+
 /// The A2A 1.0 task states a schema-governed Task can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {

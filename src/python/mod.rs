@@ -796,6 +796,17 @@ impl PyBundle {
     }
 }
 
+/// A status Message's Parts' data as the guard reads it: a Message whose data is not
+/// I-JSON reports no error object of the draft's.
+fn status_parts(parts: Option<&Bound<'_, PyAny>>) -> PyResult<enforce::PartsRead> {
+    Ok(match parts {
+        Some(parts) => {
+            enforce::parts_json(parts, MAX_DEPTH)?.unwrap_or_else(|_| (vec![Some(Value::Null)], 0))
+        }
+        None => (Vec::new(), 0),
+    })
+}
+
 /// `skillbundle.TaskGuard`: the rule set for one Task of one skill
 /// ([`crate::agent::task`]), made by `Bundle.task_guard`. Each method answers
 /// `("hold", None)`, `("release", [artifact_id, ...])` or `("fail", InterfaceError)`.
@@ -874,18 +885,31 @@ impl PyTaskGuard {
         state: &str,
         parts: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (values, size) = match parts {
-            // A Message whose data is not I-JSON reports no error object of the draft's.
-            Some(parts) => enforce::parts_json(parts, MAX_DEPTH)?
-                .unwrap_or_else(|_| (vec![Some(Value::Null)], 0)),
-            None => (Vec::new(), 0),
-        };
+        let (values, size) = status_parts(parts)?;
         let bundle = &self.bundle.get().bundle;
         let guard = &mut self.guard;
         let v = detach_if_large(py, size, || {
             guard.status_with_message(bundle, state, &values)
         });
         enforce::verdict(py, v)
+    }
+
+    /// The status of a whole `Task` the domain code published (`state` and `parts` as
+    /// for `status`): `None` when it is the Task as created (`TASK_STATE_SUBMITTED`, or
+    /// no state), which publishes nothing; otherwise the verdict on it as a status change.
+    #[pyo3(signature = (state, parts = None))]
+    fn task_status<'py>(
+        &mut self,
+        py: Python<'py>,
+        state: &str,
+        parts: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let (values, size) = status_parts(parts)?;
+        let bundle = &self.bundle.get().bundle;
+        let guard = &mut self.guard;
+        detach_if_large(py, size, || guard.task_status(bundle, state, &values))
+            .map(|v| enforce::verdict(py, v))
+            .transpose()
     }
 
     /// A value the domain code handed to a publishing helper that a2a-sdk could not turn
