@@ -19,7 +19,8 @@
 //!   early findings SHOULD be published so). An undeclared name fails the Task at once.
 //!   Chunks (`append`) are assembled first, as [`task_rules::artifact_update`] reads
 //!   them (an append continues a started Artifact of the same name); an incomplete
-//!   record is never checked nor shown. A released Artifact cannot be changed afterwards.
+//!   record is never checked nor shown. An Artifact delivered whole (`lastChunk`), held
+//!   or released, does not change afterwards.
 //! - **Completion** requires every held record to be valid and exactly one valid primary
 //!   result; otherwise nothing held is released and the Task fails with `output_invalid`.
 //!   A Task that ends otherwise (failed, canceled, rejected) releases its valid complete
@@ -39,7 +40,7 @@
 
 use crate::agent::Bundle;
 use crate::interface::condition::{Condition, Detected, ErrorObject};
-use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas, Update};
+use crate::interface::task_rules::{self, ArtifactView, Fault, OutputSchemas, Started, Update};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -250,6 +251,37 @@ impl TaskGuard {
         Verdict::Fail(error)
     }
 
+    /// The Artifact of `artifact_id` this Task delivered so far, if any: one published
+    /// (released, or adopted from the stored Task) is whole; one held is whole once a
+    /// chunk with `lastChunk` arrived.
+    fn started(&self, artifact_id: &str) -> Option<Started<'_>> {
+        if let Some(name) = self.published.get(artifact_id) {
+            return Some(Started {
+                name,
+                complete: true,
+            });
+        }
+        self.held.get(artifact_id).map(|h| Started {
+            name: &h.name,
+            complete: h.complete,
+        })
+    }
+
+    /// How an Artifact update of `artifact_id` named `name` (`""` for none) applies to
+    /// what this Task delivered so far ([`task_rules::artifact_update`]): what
+    /// [`TaskGuard::artifact`] does with it, for a caller that assembles the updates it
+    /// passes on (the gateway) to assemble them alike. A fault is what `artifact` fails
+    /// the Task for.
+    pub fn update_of(&self, artifact_id: &str, name: &str, append: bool) -> Result<Update, Fault> {
+        task_rules::artifact_update(self.started(artifact_id), Some(name), append)
+    }
+
+    /// Whether the Artifact of `artifact_id` was delivered whole (a chunk with
+    /// `lastChunk`, or published): no update may change it.
+    pub fn is_whole(&self, artifact_id: &str) -> bool {
+        self.started(artifact_id).is_some_and(|s| s.complete)
+    }
+
     /// An Artifact update: `parts` are its Parts (the data of each Data Part, `None` for
     /// another kind), `append` and `last_chunk` the A2A update flags.
     pub fn artifact(
@@ -264,19 +296,12 @@ impl TaskGuard {
         if self.finished {
             return Verdict::Hold;
         }
-        if self.published.contains_key(artifact_id) {
-            return self.fail(failure(
-                Condition::OutputInvalid,
-                "an Artifact that was already published, checked, was changed afterwards",
-            ));
-        }
-        let bytes: usize = parts.iter().flatten().map(json_len).sum();
-        let primary = name == self.skill_id;
-        let started = self.held.get(artifact_id).map(|h| h.name.as_str());
-        let update = match task_rules::artifact_update(started, Some(name), append) {
+        let update = match self.update_of(artifact_id, name, append) {
             Ok(update) => update,
             Err(fault) => return self.fail(broken(fault)),
         };
+        let bytes: usize = parts.iter().flatten().map(json_len).sum();
+        let primary = name == self.skill_id;
         match self.held.get_mut(artifact_id) {
             Some(held) if update == Update::Append => {
                 held.parts.extend(parts);
@@ -809,6 +834,42 @@ mod tests {
         );
     }
 
+    /// A result delivered whole (`lastChunk`) is held until completion, but no update
+    /// changes it meanwhile: neither a chunk appended nor a replacement; a record
+    /// delivered whole is released and the same holds. Until then a replacement is
+    /// allowed.
+    #[test]
+    fn an_artifact_delivered_whole_does_not_change_afterwards() {
+        let b = example_bundle();
+        let met = || vec![Some(result("condition_met"))];
+        let whole = "an Artifact update changes an Artifact already delivered whole (lastChunk)";
+        for append in [false, true] {
+            let mut g = guard();
+            assert_eq!(g.artifact(b, "r", SKILL, met(), false, true), Verdict::Hold);
+            assert!(g.is_whole("r"));
+            let Verdict::Fail(e) = g.artifact(b, "r", "", met(), append, true) else {
+                panic!("{append}")
+            };
+            assert_eq!((e.code(), e.message()), (Condition::OutputInvalid, whole));
+            let mut g = guard();
+            g.artifact(b, "o", KIND, vec![Some(record())], false, true);
+            assert!(g.is_whole("o"));
+            let Verdict::Fail(e) = g.artifact(b, "o", KIND, vec![], append, false) else {
+                panic!("{append}")
+            };
+            assert_eq!(e.message(), whole);
+        }
+        let mut g = guard();
+        g.artifact(b, "r", SKILL, vec![Some(result("maybe"))], false, false);
+        assert!(!g.is_whole("r"));
+        assert_eq!(g.update_of("r", SKILL, false), Ok(Update::Replace));
+        g.artifact(b, "r", SKILL, met(), false, true);
+        assert_eq!(
+            g.status(b, "TASK_STATE_COMPLETED"),
+            Verdict::Release(vec!["r".into()])
+        );
+    }
+
     #[test]
     fn interrupted_tasks_keep_what_they_hold_and_failed_ones_publish_no_result() {
         let b = example_bundle();
@@ -1193,10 +1254,10 @@ mod tests {
     /// (`task_rules::artifact_update`): fed the same updates, one breaks the rule at the
     /// event where the other does, in the same words; and when neither does, the
     /// completion the guard decides is the one the client reads from the assembled Task.
-    /// `lastChunk` stays false: a record released on its last chunk, and never to be
-    /// changed after, is the guard's own matter. A record whose name the guard refuses
-    /// at its first chunk (a content rule the client decides on the assembled Task) ends
-    /// the comparison.
+    /// `lastChunk` varies freely: an Artifact delivered whole does not change after, on
+    /// either side. A record whose name the guard refuses at its first chunk, or which
+    /// it checks and refuses when whole (content rules the client decides on the
+    /// assembled Task), ends the comparison.
     #[test]
     fn the_guard_and_the_stream_assembly_agree_on_every_chunk_sequence() {
         use crate::client::clause::Clause;
@@ -1210,7 +1271,22 @@ mod tests {
                 .unwrap();
         let chunk_words = [
             task_rules::artifact_update(None, None, true),
-            task_rules::artifact_update(Some("a"), Some("b"), true),
+            task_rules::artifact_update(
+                Some(Started {
+                    name: "a",
+                    complete: false,
+                }),
+                Some("b"),
+                true,
+            ),
+            task_rules::artifact_update(
+                Some(Started {
+                    name: "a",
+                    complete: true,
+                }),
+                None,
+                false,
+            ),
         ]
         .map(|r| r.unwrap_err().message);
         let name = prop_oneof![
@@ -1229,30 +1305,52 @@ mod tests {
             name,
             proptest::collection::vec(part, 0..3),
             any::<bool>(),
+            any::<bool>(),
         );
         // Any sequence, or a well-behaved one: the result in two chunks, the second
-        // without a name, and maybe a record.
-        let well_behaved = (any::<bool>(), 0..2usize).prop_map(|(with_record, id)| {
-            let mut events = vec![
-                (id, Some(SKILL), vec![], false),
-                (id, None, vec![Some(result("condition_met"))], true),
-            ];
-            if with_record {
-                events.push((1 - id, Some(KIND), vec![Some(record())], false));
-            }
-            events
-        });
+        // without a name and maybe the last, and maybe a record, maybe whole.
+        let well_behaved = (any::<bool>(), 0..2usize, any::<bool>(), any::<bool>()).prop_map(
+            |(with_record, id, result_whole, record_whole)| {
+                let mut events = vec![
+                    (id, Some(SKILL), vec![], false, false),
+                    (
+                        id,
+                        None,
+                        vec![Some(result("condition_met"))],
+                        true,
+                        result_whole,
+                    ),
+                ];
+                if with_record {
+                    events.push((
+                        1 - id,
+                        Some(KIND),
+                        vec![Some(record())],
+                        false,
+                        record_whole,
+                    ));
+                }
+                events
+            },
+        );
         let sequences = prop_oneof![proptest::collection::vec(event, 0..6), well_behaved];
-        let counts: [AtomicUsize; 4] = Default::default();
+        let counts: [AtomicUsize; 5] = Default::default();
         let mut runner = proptest::test_runner::TestRunner::default();
         let outcome = runner.run(&sequences, |events| {
             let mut g = guard();
             let mut a = Assembly::new();
             a.apply(&json!({"task": {"id": "t", "status": {"state": "TASK_STATE_WORKING"}}}))
                 .unwrap();
-            for (id, name, parts, append) in &events {
+            for (id, name, parts, append, last_chunk) in &events {
                 let id = format!("a{id}");
-                let verdict = g.artifact(b, &id, name.unwrap_or(""), parts.clone(), *append, false);
+                let verdict = g.artifact(
+                    b,
+                    &id,
+                    name.unwrap_or(""),
+                    parts.clone(),
+                    *append,
+                    *last_chunk,
+                );
                 let wire: Vec<Value> = parts
                     .iter()
                     .map(|p| match p {
@@ -1265,11 +1363,14 @@ mod tests {
                     artifact["name"] = json!(name);
                 }
                 let update = json!({"artifactUpdate": {"taskId": "t", "append": append,
-                    "lastChunk": false, "artifact": artifact}});
+                    "lastChunk": last_chunk, "artifact": artifact}});
                 match (verdict, a.apply(&update)) {
-                    (Verdict::Hold, Ok(())) => {}
+                    (Verdict::Hold | Verdict::Release(_), Ok(())) => {}
                     (Verdict::Fail(e), Err(v)) => {
                         counts[0].fetch_add(1, Ordering::Relaxed);
+                        if v.message == chunk_words[2] {
+                            counts[4].fetch_add(1, Ordering::Relaxed);
+                        }
                         prop_assert!(chunk_words.contains(&v.message), "{:?}", v);
                         prop_assert_eq!(e.message(), v.message.as_str());
                         prop_assert_eq!(Some(e.code()), v.condition);

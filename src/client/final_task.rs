@@ -454,12 +454,15 @@ fn text(value: &Value, key: &str) -> String {
 /// Artifact updates as [`task_rules::artifact_update`] reads them, as the agent's guard
 /// does: an update with `append: true` extends the parts of the Artifact with the same
 /// artifactId, which must have been started and keeps its name (a violation
-/// otherwise); any other starts or replaces it. Version 1.0 validates only the
-/// assembled result, never a chunk.
+/// otherwise); any other starts or replaces it; and an Artifact delivered whole (an
+/// update with `lastChunk: true`) does not change afterwards (a violation). Version 1.0
+/// validates only the assembled result, never a chunk.
 #[derive(Debug, Default)]
 pub struct Assembly {
     task: Option<Map<String, Value>>,
     message: Option<Value>,
+    /// The artifactIds of Artifacts an update with `lastChunk` delivered whole.
+    whole: Vec<Value>,
     events: usize,
 }
 
@@ -526,6 +529,7 @@ impl Assembly {
             return bad("an artifactUpdate has no artifact");
         };
         let append = update.get("append").and_then(Value::as_bool) == Some(true);
+        let last_chunk = update.get("lastChunk").and_then(Value::as_bool) == Some(true);
         let list = task
             .entry("artifacts")
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -534,7 +538,11 @@ impl Assembly {
         };
         let id = artifact.get("artifactId");
         let at = list.iter().position(|a| a.get("artifactId") == id);
-        let started = at.map(|i| list[i].get("name").and_then(Value::as_str).unwrap_or(""));
+        let whole = &self.whole;
+        let started = at.map(|i| task_rules::Started {
+            name: list[i].get("name").and_then(Value::as_str).unwrap_or(""),
+            complete: id.is_some_and(|id| whole.contains(id)),
+        });
         let name = artifact.get("name").and_then(Value::as_str);
         let rule = task_rules::artifact_update(started, name, append)
             .map_err(|f| Violation::from_fault(f, "/artifactUpdate", update))?;
@@ -552,6 +560,9 @@ impl Assembly {
             }
             (_, Some(i)) => list[i] = Value::Object(artifact.clone()),
             (_, None) => list.push(Value::Object(artifact.clone())),
+        }
+        if let Some(id) = id.filter(|_| last_chunk) {
+            self.whole.push(id.clone());
         }
         Ok(())
     }
@@ -866,6 +877,34 @@ mod tests {
             );
             assert_eq!(v.condition, Some(Condition::OutputInvalid));
         }
+        // After its lastChunk an Artifact is whole: neither an append nor a replacement
+        // changes it, as the agent's guard holds it too.
+        let replaced = json!({"artifactUpdate": {"taskId": "t", "artifact":
+            {"artifactId": "r", "name": SKILL, "parts": [{"data": result()}]}}});
+        for update in [appended("r", None), replaced] {
+            let mut a = Assembly::new();
+            for e in &events[..3] {
+                a.apply(e).unwrap();
+            }
+            let v = a.apply(&update).unwrap_err();
+            assert_eq!(
+                (v.clause, v.pointer.as_str(), v.evidence.as_deref()),
+                (
+                    Clause::Transport,
+                    "/artifactUpdate/artifact/artifactId",
+                    Some("\"r\"")
+                )
+            );
+            assert_eq!(
+                v.message,
+                "an Artifact update changes an Artifact already delivered whole (lastChunk)"
+            );
+        }
+        // Before it, a replacement is allowed.
+        let mut a = Assembly::new();
+        a.apply(&events[0]).unwrap();
+        a.apply(&events[1]).unwrap();
+        a.apply(&events[1]).unwrap();
         let mut other = Assembly::new();
         other.apply(&events[0]).unwrap();
         let stray =

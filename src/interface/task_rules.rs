@@ -147,7 +147,8 @@ pub enum Requirement {
     /// A reported condition ends the Task in the state the draft assigns to it.
     ErrorState,
     /// An Artifact update that appends appends to the Artifact of its artifactId
-    /// delivered before, and names no other ([`artifact_update`]).
+    /// delivered before, and names no other; an Artifact delivered whole does not
+    /// change ([`artifact_update`]).
     ArtifactUpdate,
 }
 
@@ -483,35 +484,58 @@ pub fn completed_artifacts<'a>(
 pub enum Update {
     /// None was delivered: the update starts it.
     Start,
-    /// One was, and the update does not append: it replaces that Artifact whole.
+    /// One was, not yet whole, and the update does not append: it replaces that
+    /// Artifact.
     Replace,
     /// One was, and the update appends: its Parts follow that Artifact's Parts, whose
     /// name stays.
     Append,
 }
 
+/// The Artifact of an artifactId delivered so far, as an update meets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Started<'a> {
+    /// Its name (`""` for one without a name).
+    pub name: &'a str,
+    /// An update with `lastChunk` delivered it: it is whole.
+    pub complete: bool,
+}
+
 /// How an Artifact update (A2A 1.0 `TaskArtifactUpdateEvent`: its `append`, and its
 /// Artifact's artifactId and name) applies to what was delivered before: the one
-/// reading of chunks the agent's guard and the client's stream assembly share. Draft
-/// "Domain-skill invocation": "For streaming, A2A governs Artifact-update delivery
-/// through artifactId, append, and lastChunk. When append is true, the event content is
-/// appended to previously delivered content for the same Artifact. This profile does not
-/// assign additional semantics to append when it is false or absent" (A2A 1.0: appended
-/// "to a previously sent artifact with the same ID").
+/// reading of chunks the agent's guard, the client's stream assembly and the gateway
+/// share. Draft "Domain-skill invocation": "For streaming, A2A governs Artifact-update
+/// delivery through artifactId, append, and lastChunk. When append is true, the event
+/// content is appended to previously delivered content for the same Artifact. This
+/// profile does not assign additional semantics to append when it is false or absent"
+/// (A2A 1.0: appended "to a previously sent artifact with the same ID").
 ///
-/// `started` is the name of the Artifact of this artifactId delivered so far (`""` for
-/// one without a name), `None` when none was; `name` is the update's. An append needs
-/// previously delivered content: one for an Artifact never started breaks the rule
-/// (pointer `/append`). An append continues that Artifact: an absent or empty name
-/// keeps its name, another name breaks the rule (`/artifact/name`) — the name is what
-/// tells the primary result from a record. Without `append`, the update starts the
-/// Artifact, or replaces it. Pointers are relative to the update.
+/// `started` is the Artifact of this artifactId delivered so far, `None` when none
+/// was; `name` is the update's. The rule:
+/// - An Artifact delivered whole does not change afterwards: any update of it, an
+///   append or a replacement, breaks the rule (pointer `/artifact/artifactId`). The
+///   draft's intermediate-exchange example: "Complete primary result Artifact update
+///   ... lastChunk=true. This final update contains the complete primary result", and
+///   a complete supporting record is validated (and may be shown, and acted on) on its
+///   own; what was delivered complete is what the Task holds.
+/// - An append needs previously delivered content: one for an Artifact never started
+///   breaks the rule (`/append`). An append continues that Artifact: an absent or empty
+///   name keeps its name, another name breaks the rule (`/artifact/name`) — the name is
+///   what tells the primary result from a record.
+/// - Without `append`, the update starts the Artifact, or replaces one not yet whole.
+///
+/// Pointers are relative to the update.
 pub fn artifact_update(
-    started: Option<&str>,
+    started: Option<Started>,
     name: Option<&str>,
     append: bool,
 ) -> Result<Update, Fault> {
     match (started, append) {
+        (Some(Started { complete: true, .. }), _) => Err(Fault::new(
+            Requirement::ArtifactUpdate,
+            "/artifact/artifactId",
+            "an Artifact update changes an Artifact already delivered whole (lastChunk)",
+        )),
         (None, false) => Ok(Update::Start),
         (Some(_), false) => Ok(Update::Replace),
         (None, true) => Err(Fault::new(
@@ -520,7 +544,7 @@ pub fn artifact_update(
             "an Artifact update appends to an Artifact that was never started",
         )),
         (Some(started), true) => match name {
-            Some(name) if !name.is_empty() && name != started => Err(Fault::new(
+            Some(name) if !name.is_empty() && name != started.name => Err(Fault::new(
                 Requirement::ArtifactUpdate,
                 "/artifact/name",
                 "an Artifact update names another Artifact than the one it appends to",
@@ -850,7 +874,11 @@ mod tests {
 
     #[test]
     fn an_append_continues_the_artifact_its_artifact_id_started() {
-        let rule = |started, name, append| {
+        let rule = |started: Option<&str>, name, append| {
+            let started = started.map(|name| Started {
+                name,
+                complete: false,
+            });
             artifact_update(started, name, append).map_err(|f| {
                 assert_eq!(
                     (f.requirement, f.condition),
@@ -880,6 +908,32 @@ mod tests {
             rule(Some(""), Some("s"), true),
             Err("/artifact/name".into())
         );
+    }
+
+    #[test]
+    fn an_artifact_delivered_whole_does_not_change() {
+        let whole = Started {
+            name: "s",
+            complete: true,
+        };
+        for name in [None, Some(""), Some("s"), Some("note")] {
+            for append in [false, true] {
+                let f = artifact_update(Some(whole), name, append).unwrap_err();
+                assert_eq!(
+                    (f.requirement, f.pointer.as_str(), f.condition),
+                    (
+                        Requirement::ArtifactUpdate,
+                        "/artifact/artifactId",
+                        Some(Condition::OutputInvalid)
+                    ),
+                    "{name:?} {append}"
+                );
+                assert_eq!(
+                    f.message,
+                    "an Artifact update changes an Artifact already delivered whole (lastChunk)"
+                );
+            }
+        }
     }
 
     #[test]
