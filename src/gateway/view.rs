@@ -9,12 +9,14 @@
 //! conforms, and anything invalid turns the Task `TASK_STATE_FAILED` with the draft's
 //! error object, nothing invalid shown. The same [`TaskView`] serves a stream (event by
 //! event) and a whole Task (SendMessage, GetTask, ListTasks, CancelTask: its Artifacts and
-//! status fed as events, in order), so every path shows the same Task.
+//! status fed as events, in order), so every path shows the same Task. Chunks are
+//! assembled as the guard reads them ([`TaskGuard::update_of`], the shared
+//! [`task_rules::artifact_update`]), so what is shown is what the guard checked.
 
 use crate::agent::task::{Limits, State, TaskGuard, Verdict};
 use crate::agent::Bundle;
 use crate::interface::condition::ErrorObject;
-use crate::interface::task_rules;
+use crate::interface::task_rules::{self, Update};
 use a2a_types::{
     Artifact, Message, Part, PartContent, Role, StreamResponse, Task, TaskArtifactUpdateEvent,
     TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -191,17 +193,24 @@ impl TaskView {
         if self.guard.is_finished() {
             return;
         }
-        match self.held.get_mut(&artifact.artifact_id) {
-            Some(held) if append => held.parts.extend(artifact.parts.iter().cloned()),
-            _ => {
+        let name = artifact.name.as_deref().unwrap_or_default();
+        // Assembled as the guard reads the update (one reading of chunks); one it
+        // refuses fails the Task, and nothing held is shown.
+        match (
+            self.guard.update_of(&artifact.artifact_id, name, append),
+            self.held.get_mut(&artifact.artifact_id),
+        ) {
+            (Ok(Update::Append), Some(held)) => held.parts.extend(artifact.parts.iter().cloned()),
+            (Ok(_), _) => {
                 self.held
                     .insert(artifact.artifact_id.clone(), artifact.clone());
             }
+            (Err(_), _) => {}
         }
         let verdict = self.guard.artifact(
             bundle,
             &artifact.artifact_id,
-            artifact.name.as_deref().unwrap_or_default(),
+            name,
             part_data(&artifact.parts),
             append,
             last_chunk,
@@ -261,14 +270,12 @@ impl TaskView {
         self.apply(verdict, out);
     }
 
-    /// A whole Task event: its Artifacts, each complete, then its status.
+    /// A whole Task event: its Artifacts, each complete, then its status. An Artifact
+    /// already delivered whole (shown, or held whole until completion) is restated by
+    /// the snapshot, not updated: it does not change ([`task_rules::artifact_update`]).
     pub fn task(&mut self, bundle: &Bundle, task: &Task, out: &mut Vec<StreamResponse>) {
         for artifact in task.artifacts.iter().flatten() {
-            if self
-                .shown
-                .iter()
-                .any(|a| a.artifact_id == artifact.artifact_id)
-            {
+            if self.guard.is_whole(&artifact.artifact_id) {
                 continue;
             }
             self.artifact(bundle, artifact, false, true, out);
@@ -390,5 +397,90 @@ mod tests {
         };
         assert_eq!(data["error"]["code"], "output_invalid");
         assert!(!data.to_string().contains("secret"));
+    }
+
+    const SKILL: &str = "evaluate_resource_condition";
+
+    fn chunk(id: &str, name: Option<&str>, parts: Vec<Part>) -> Artifact {
+        Artifact {
+            artifact_id: id.into(),
+            name: name.map(Into::into),
+            description: None,
+            parts,
+            metadata: None,
+            extensions: None,
+        }
+    }
+
+    fn result_part() -> Part {
+        Part::data(json!({"skill": SKILL, "result": {"result": "condition_met",
+            "observed_value": 42, "unit": "percent", "supporting_record_refs": ["o-1"]}}))
+    }
+
+    /// The view assembles chunks as the guard reads them (`TaskGuard::update_of`): a
+    /// name-less append continues the started result under its name, and is shown whole
+    /// at completion; a Task snapshot restating the result delivered whole leaves it as
+    /// it was; an update of it after its lastChunk fails the Task, nothing shown.
+    #[test]
+    fn chunks_are_assembled_as_the_guard_reads_them() {
+        let bundle = crate::agent::tests_support::example_bundle();
+        let completed = status(TaskState::Completed, None);
+        let shown_after = |updates: &[(Artifact, bool, bool)], snapshot: Option<Task>| {
+            let mut view = TaskView::new(bundle, SKILL, Limits::default(), "t", "c").unwrap();
+            let mut out = Vec::new();
+            for (artifact, append, last) in updates {
+                view.artifact(bundle, artifact, *append, *last, &mut out);
+            }
+            if let Some(task) = snapshot {
+                view.task(bundle, &task, &mut out);
+            }
+            view.status(bundle, &completed, &mut out);
+            // What was shown: the Artifacts, and the last status.
+            let mut artifacts = Vec::new();
+            let mut last = None;
+            for event in out {
+                match event {
+                    StreamResponse::ArtifactUpdate(e) => artifacts.push(e.artifact),
+                    StreamResponse::StatusUpdate(e) => last = Some(e.status),
+                    other => panic!("{other:?}"),
+                }
+            }
+            (artifacts, last.unwrap())
+        };
+        let first = (chunk("r", Some(SKILL), vec![]), false, false);
+        let last = (chunk("r", None, vec![result_part()]), true, true);
+        let whole = chunk("r", Some(SKILL), vec![result_part()]);
+        let restated = Task {
+            id: "t".into(),
+            context_id: "c".into(),
+            status: status(TaskState::Working, None),
+            artifacts: Some(vec![chunk("r", Some(SKILL), vec![Part::text("other")])]),
+            history: None,
+            metadata: None,
+        };
+        for snapshot in [None, Some(restated)] {
+            let (artifacts, end) = shown_after(&[first.clone(), last.clone()], snapshot);
+            assert_eq!(artifacts, vec![whole.clone()]);
+            assert_eq!(end.state, TaskState::Completed);
+        }
+        for after in [
+            (chunk("r", None, vec![Part::text("more")]), true, true),
+            (whole.clone(), false, true),
+        ] {
+            let (artifacts, end) = shown_after(&[first.clone(), last.clone(), after], None);
+            assert_eq!((artifacts, &end.state), (vec![], &TaskState::Failed));
+            let parts = &end.message.as_ref().unwrap().parts;
+            let [Part {
+                content: PartContent::Data(data),
+                ..
+            }] = parts.as_slice()
+            else {
+                panic!("{parts:?}")
+            };
+            assert_eq!(
+                data["error"]["message"],
+                "an Artifact update changes an Artifact already delivered whole (lastChunk)"
+            );
+        }
     }
 }
