@@ -114,6 +114,9 @@ class TaskGuard:
     def status(self, state: str, parts: Iterable[JsonValue | bytes | None] | None = None) -> Verdict:
         """A status change to `state` (an A2A 1.0 wire name); `parts`: its status
         Message's Parts' data, when it has a Message."""
+    def is_whole(self, artifact_id: str) -> bool:
+        """Whether the Artifact was delivered whole (a chunk with `lastChunk`, or
+        published): a whole Task event restates it, no update may change it."""
     def task_status(
         self, state: str, parts: Iterable[JsonValue | bytes | None] | None = None
     ) -> Verdict | None:

@@ -339,8 +339,11 @@ class _GuardedQueue:
             await self._state(event.status)
         elif isinstance(event, Task):
             # The Task exists already (the executor created it): its Artifacts and state
-            # are updates like any other, each checked.
+            # are updates like any other, each checked; an Artifact delivered whole
+            # already is restated, not changed (as the gateway reads a Task event).
             for artifact in event.artifacts:
+                if self._guard.is_whole(artifact.artifact_id):
+                    continue
                 await self._artifact(artifact, False, True)
                 if self._guard.finished:
                     return

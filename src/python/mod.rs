@@ -830,6 +830,13 @@ impl PyTaskGuard {
         self.guard.is_finished()
     }
 
+    /// Whether the Artifact of `artifact_id` was delivered whole (a chunk with
+    /// `lastChunk`, or published): a whole Task event restates it, no update may change
+    /// it ([`TaskGuard::is_whole`]).
+    fn is_whole(&self, artifact_id: &str) -> bool {
+        self.guard.is_whole(artifact_id)
+    }
+
     /// The Task waits for the caller (input or authorization).
     #[getter]
     fn interrupted(&self) -> bool {

@@ -105,6 +105,16 @@ class Careless(AgentExecutor):
             await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND)
             await up.add_artifact([new_data_part(result())], name=SKILL)
             await up.complete()
+        elif how == "task-restates-whole":
+            # Ending with the whole Task, as SDK examples do: it restates what was
+            # delivered whole already.
+            await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND, last_chunk=True)
+            await up.add_artifact([new_data_part(result())], artifact_id="r", name=SKILL, last_chunk=True)
+            task = Task(id=context.task_id, context_id=context.context_id,
+                        status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED))
+            task.artifacts.append(data_artifact(KIND, record(), "o-1"))
+            task.artifacts.append(data_artifact(SKILL, result(), "r"))
+            await queue.enqueue_event(task)
         elif how == "two-results":
             await up.add_artifact([new_data_part(result("condition_met"))], artifact_id="a", name=SKILL)
             await up.add_artifact([new_data_part(result("condition_not_met"))], artifact_id="b", name=SKILL)
@@ -405,8 +415,9 @@ def invoke(example_request: dict, how: str, **arguments: Any) -> dict:
 # -- output that is not valid never shows --------------------------------------------------
 
 
-async def test_valid_output_completes(caller: Caller, example_request: dict) -> None:
-    out = await caller.send(invoke(example_request, "valid"))
+@pytest.mark.parametrize("how", ["valid", "task-restates-whole"])
+async def test_valid_output_completes(caller: Caller, example_request: dict, how: str) -> None:
+    out = await caller.send(invoke(example_request, how))
     assert out.task.status.state == TaskState.TASK_STATE_COMPLETED
     assert sorted(a.name for a in out.task.artifacts) == sorted([KIND, SKILL])
 
