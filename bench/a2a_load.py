@@ -4,12 +4,16 @@ the same bounded loopback load.
 
   scripts/bench-env && target/py-venv/bin/python bench/a2a_load.py [--requests N] [--concurrency C]
 
-Three agents, each uvicorn + the SDK's JSON-RPC app in its own process on 127.0.0.1, with
-the same domain executor (the worked example's: one supporting record, one result) and a
+Four agents, each uvicorn + the SDK's JSON-RPC app in its own process on 127.0.0.1, doing
+the same work (the worked example's: one supporting record, one result) with a
 `BoundedTaskStore(max_finished=1000)`:
-  plain      the domain executor alone
-  executor   `SchemaEnforcingExecutor(bundle, domain)`
+  plain      the domain executor alone, an a2a-sdk `AgentExecutor` (it reads the arguments
+             from the Data Part itself, creates the Task, publishes with a `TaskUpdater`)
+  executor   `SchemaEnforcingExecutor(bundle, domain)`, the same domain executor
   guarded    the same behind `RequestGuard` (strict body reading, default `Limits`)
+  api        `SchemaEnforcingExecutor(bundle, domain)` with the domain code written on the
+             executor's own API (`invoke(call)`: `call.arguments`, `call.publish_record`,
+             `call.complete`), as an agent built for the executor would be
 One client process sends valid JSON-RPC `SendMessage` requests (the worked example, the
 extension activated), C at a time, N to each agent (default 20,000, C = 8), in batches of
 1,000 that alternate between the agents so a change in machine load hits all alike (the
@@ -36,7 +40,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-VARIANTS = ("plain", "executor", "guarded")
+VARIANTS = ("plain", "executor", "guarded", "api")
 
 
 def serve(variant: str, port: int, bundle_path: str, jwk: str) -> None:
@@ -70,13 +74,29 @@ def serve(variant: str, port: int, bundle_path: str, jwk: str) -> None:
         async def cancel(self, context, event_queue):
             raise NotImplementedError
 
+    class OnTheApi:
+        async def invoke(self, call):
+            args = call.arguments
+            record = {"record_id": "observation-7", "resource_id": args["resource_id"], "metric": args["condition"]["metric"],
+                      "value": 42, "unit": args["condition"]["unit"], "observed_at": "2026-08-11T12:00:01Z"}
+            result = {"result": "condition_not_met", "observed_value": 42, "unit": args["condition"]["unit"],
+                      "supporting_record_refs": ["observation-7"]}
+            await call.publish_record("resource-observation", record, artifact_id="observation-7")
+            await call.complete(result, artifact_id="result-1")
+
+        async def cancel(self, context, event_queue):
+            raise NotImplementedError
+
     bundle = Bundle.open(bundle_path, trust=[jwk])
     url = f"http://127.0.0.1:{port}/"
     card = agent_card(bundle, {"name": "Bench agent", "description": "Bench.", "version": "1.0.0",
                                "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
                                "capabilities": {}, "defaultInputModes": ["application/json"],
                                "defaultOutputModes": ["application/json"], "skills": []})
-    executor = Domain() if variant == "plain" else SchemaEnforcingExecutor(bundle, Domain())
+    if variant == "plain":
+        executor = Domain()
+    else:
+        executor = SchemaEnforcingExecutor(bundle, OnTheApi() if variant == "api" else Domain())
     handler = DefaultRequestHandler(agent_executor=executor, task_store=BoundedTaskStore(max_finished=1000), agent_card=card)
     app = Starlette(routes=create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/"))
     if variant == "guarded":
