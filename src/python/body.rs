@@ -29,7 +29,7 @@ pub fn check_body(
         max_depth,
         max_values,
     };
-    super::detach_if_large(py, body.len(), || body::check_body(body, &limits))
+    super::gil::detach_if_large(py, body.len(), || body::check_body(body, &limits))
         .err()
         .map(answer)
 }

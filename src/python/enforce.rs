@@ -137,7 +137,7 @@ pub fn part_json(
 pub type PartsRead = (Vec<Option<Value>>, usize);
 
 /// Each Part's data as JSON ([`part_json`]) and the size read: the wire bytes of each
-/// protobuf `Value`, [`super::DETACH_FROM_BYTES`] for a Part given as Python objects
+/// protobuf `Value`, [`super::gil::DETACH_FROM_BYTES`] for a Part given as Python objects
 /// (their size is not known without walking them; checking them releases the GIL). `Err`
 /// is why one is not I-JSON: the pointer of the offending value within that Part's data,
 /// and what is wrong.
@@ -152,7 +152,7 @@ pub fn parts_json(
         size = size.saturating_add(match part.cast::<PyBytes>() {
             Ok(bytes) => bytes.as_bytes().len(),
             Err(_) if part.is_none() => 0,
-            Err(_) => super::DETACH_FROM_BYTES,
+            Err(_) => super::gil::DETACH_FROM_BYTES,
         });
         match part_json(&part, max_depth)? {
             Ok(v) => values.push(v),
@@ -209,7 +209,7 @@ pub fn route(
         skill_id: skill.as_deref(),
         interrupted: *interrupted,
     });
-    let routed = super::detach_if_large(py, size, || {
+    let routed = super::gil::detach_if_large(py, size, || {
         match bundle.route_message(&parts, metadata.as_ref(), activated, existing, policy) {
             Ok(Route::Request(Request::Describe { skill_id })) => {
                 Ok(Ok((skill_id.to_string(), None)))

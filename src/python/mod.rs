@@ -18,6 +18,7 @@ pub mod body;
 // module to tests/integration/layering.rs).
 mod client;
 mod enforce;
+mod gil;
 pub mod pool;
 pub mod proto;
 pub mod value;
@@ -46,25 +47,6 @@ use std::time::Duration;
 /// limit plus one, so that the validator reports it (`resource_limit_exceeded`) with the
 /// same pointer as for JSON text.
 pub(crate) const MAX_DEPTH: usize = crate::schema::validator::MAX_NESTING + 1;
-
-/// Work on data from this size on (in bytes) runs with the GIL released, so that the
-/// agent's other threads run meanwhile; smaller data (a skill request, a record: a few
-/// hundred bytes) is checked in less time than releasing and taking back the GIL costs.
-pub(crate) const DETACH_FROM_BYTES: usize = 16 * 1024;
-
-/// Run `work`, on data of `size` bytes, with the GIL released when the data is large
-/// ([`DETACH_FROM_BYTES`]).
-pub(crate) fn detach_if_large<T, F>(py: Python<'_>, size: usize, work: F) -> T
-where
-    F: pyo3::marker::Ungil + FnOnce() -> T,
-    T: pyo3::marker::Ungil,
-{
-    if size < DETACH_FROM_BYTES {
-        work()
-    } else {
-        py.detach(work)
-    }
-}
 
 /// An exception class of the pure-Python `skillbundle._errors` module.
 fn error_class<'py>(
@@ -877,7 +859,7 @@ impl PyTaskGuard {
         };
         let bundle = &self.bundle.get().bundle;
         let guard = &mut self.guard;
-        let v = detach_if_large(py, size, || {
+        let v = gil::detach_if_large(py, size, || {
             guard.artifact(bundle, artifact_id, name, values, append, last_chunk)
         });
         enforce::verdict(py, v)
@@ -895,7 +877,7 @@ impl PyTaskGuard {
         let (values, size) = status_parts(parts)?;
         let bundle = &self.bundle.get().bundle;
         let guard = &mut self.guard;
-        let v = detach_if_large(py, size, || {
+        let v = gil::detach_if_large(py, size, || {
             guard.status_with_message(bundle, state, &values)
         });
         enforce::verdict(py, v)
@@ -914,7 +896,7 @@ impl PyTaskGuard {
         let (values, size) = status_parts(parts)?;
         let bundle = &self.bundle.get().bundle;
         let guard = &mut self.guard;
-        detach_if_large(py, size, || guard.task_status(bundle, state, &values))
+        gil::detach_if_large(py, size, || guard.task_status(bundle, state, &values))
             .map(|v| enforce::verdict(py, v))
             .transpose()
     }
