@@ -221,6 +221,20 @@ impl TaskView {
     /// A status from the upstream: the Artifacts it releases, then the status itself
     /// (or the failure the guard turns it into).
     pub fn status(&mut self, bundle: &Bundle, status: &TaskStatus, out: &mut Vec<StreamResponse>) {
+        self.status_of(status, out, |guard, state, parts| {
+            Some(guard.status_with_message(bundle, state, parts))
+        });
+    }
+
+    /// A status the guard reads with `read` (its wire state and its Message's Parts'
+    /// data): the Artifacts it releases, then the status as the caller may see it, or
+    /// the failure the guard turns it into; nothing when `read` says it is no change.
+    fn status_of(
+        &mut self,
+        status: &TaskStatus,
+        out: &mut Vec<StreamResponse>,
+        read: impl FnOnce(&mut TaskGuard, &str, &[Option<Value>]) -> Option<Verdict>,
+    ) {
         if self.guard.is_finished() {
             return;
         }
@@ -229,9 +243,9 @@ impl TaskView {
             .as_ref()
             .map(|m| part_data(&m.parts))
             .unwrap_or_default();
-        let verdict = self
-            .guard
-            .status_with_message(bundle, wire_state(&status.state), &parts);
+        let Some(verdict) = read(&mut self.guard, wire_state(&status.state), &parts) else {
+            return;
+        };
         if self.apply(verdict, out) {
             let shown = self.without_upstream_words(status);
             self.push_status(shown, out);
@@ -270,7 +284,8 @@ impl TaskView {
         self.apply(verdict, out);
     }
 
-    /// A whole Task event: its Artifacts, each complete, then its status. An Artifact
+    /// A whole Task event: its Artifacts, each complete, then its status, unless it is
+    /// the Task as created ([`TaskGuard::task_status`]). An Artifact
     /// already delivered whole (shown, or held whole until completion) is restated by
     /// the snapshot, not updated: it does not change ([`task_rules::artifact_update`]).
     pub fn task(&mut self, bundle: &Bundle, task: &Task, out: &mut Vec<StreamResponse>) {
@@ -280,9 +295,11 @@ impl TaskView {
             }
             self.artifact(bundle, artifact, false, true, out);
         }
-        if !matches!(task.status.state, TaskState::Unspecified) {
-            self.status(bundle, &task.status, out);
-        }
+        // The Task as created (SUBMITTED, or no state) is no status change
+        // (`TaskGuard::task_status`, as the executor reads a whole Task).
+        self.status_of(&task.status, out, |guard, state, parts| {
+            guard.task_status(bundle, state, parts)
+        });
     }
 
     /// The upstream's stream ended, or the exchange failed: a Task neither ended nor
@@ -482,5 +499,36 @@ mod tests {
                 "an Artifact update changes an Artifact already delivered whole (lastChunk)"
             );
         }
+    }
+
+    /// A whole Task at SUBMITTED (or with no state) is the Task as created, no status
+    /// change: nothing is shown for it and a Task waiting for input still waits; in any
+    /// other state its status is shown as an update.
+    #[test]
+    fn a_snapshot_of_the_task_as_created_changes_no_status() {
+        let bundle = crate::agent::tests_support::example_bundle();
+        let snapshot = |state| Task {
+            id: "t".into(),
+            context_id: "c".into(),
+            status: status(state, None),
+            artifacts: None,
+            history: None,
+            metadata: None,
+        };
+        let mut view = TaskView::new(bundle, SKILL, Limits::default(), "t", "c").unwrap();
+        let mut out = Vec::new();
+        view.status(bundle, &status(TaskState::InputRequired, None), &mut out);
+        assert_eq!(out.len(), 1);
+        for created in [TaskState::Submitted, TaskState::Unspecified] {
+            view.task(bundle, &snapshot(created), &mut out);
+            assert_eq!(out.len(), 1, "{out:?}");
+            assert!(view.guard.state().is_interrupted());
+        }
+        view.task(bundle, &snapshot(TaskState::Working), &mut out);
+        let Some(StreamResponse::StatusUpdate(shown)) = out.last() else {
+            panic!("{out:?}")
+        };
+        assert_eq!(shown.status.state, TaskState::Working);
+        assert!(!view.guard.state().is_interrupted());
     }
 }
