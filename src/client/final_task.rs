@@ -441,6 +441,33 @@ impl OutputSchemas for VerifiedInterface {
     }
 }
 
+/// A Task snapshot after Artifacts were delivered whole: each of them is restated by the
+/// snapshot, not changed ([`task_rules::artifact_update`]), as the agent's guard and the
+/// gateway read a whole Task event. What was delivered stays, whatever the snapshot
+/// holds under that artifactId, and an Artifact it leaves out is kept.
+fn restate_whole(snapshot: &mut Map<String, Value>, current: &Map<String, Value>, whole: &[Value]) {
+    let Some(delivered) = current.get("artifacts").and_then(Value::as_array) else {
+        return;
+    };
+    let id_of = |a: &Value| a.get("artifactId").cloned();
+    let list = snapshot.entry("artifacts").or_insert(Value::Null);
+    if list.is_null() {
+        *list = Value::Array(Vec::new());
+    }
+    let Some(list) = list.as_array_mut() else {
+        return;
+    };
+    for kept in delivered
+        .iter()
+        .filter(|a| id_of(a).is_some_and(|id| whole.contains(&id)))
+    {
+        match list.iter_mut().find(|a| id_of(a) == id_of(kept)) {
+            Some(restated) => *restated = kept.clone(),
+            None => list.push(kept.clone()),
+        }
+    }
+}
+
 fn text(value: &Value, key: &str) -> String {
     value
         .get(key)
@@ -455,8 +482,10 @@ fn text(value: &Value, key: &str) -> String {
 /// does: an update with `append: true` extends the parts of the Artifact with the same
 /// artifactId, which must have been started and keeps its name (a violation
 /// otherwise); any other starts or replaces it; and an Artifact delivered whole (an
-/// update with `lastChunk: true`) does not change afterwards (a violation). Version 1.0
-/// validates only the assembled result, never a chunk.
+/// update with `lastChunk: true`) does not change afterwards (a violation). A `task`
+/// event is the Task anew, except that it restates an Artifact delivered whole, which
+/// keeps what was delivered. Version 1.0 validates only the assembled result, never a
+/// chunk.
 #[derive(Debug, Default)]
 pub struct Assembly {
     task: Option<Map<String, Value>>,
@@ -485,7 +514,11 @@ impl Assembly {
                     return bad("a streamed Task event names another task than the first");
                 }
             }
-            self.task = Some(task.clone());
+            let mut task = task.clone();
+            if let Some(current) = &self.task {
+                restate_whole(&mut task, current, &self.whole);
+            }
+            self.task = Some(task);
             return Ok(());
         }
         if let Some(message) = event.get("message") {
@@ -900,6 +933,36 @@ mod tests {
                 "an Artifact update changes an Artifact already delivered whole (lastChunk)"
             );
         }
+        // A Task snapshot restates an Artifact delivered whole; it does not change it or
+        // take it away, as the agent's guard and the gateway read a whole Task event.
+        let snapshot = |artifacts: Value| {
+            json!({"task": {"id": "t", "contextId": "c",
+                            "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": artifacts}})
+        };
+        let changed = json!({"artifactId": "r", "name": SKILL, "parts": [{"data": {"skill": SKILL,
+            "result": {"result": "condition_met", "observed_value": 90, "unit": "percent",
+                       "supporting_record_refs": []}}}]});
+        for artifacts in [json!([changed]), json!([]), Value::Null] {
+            let mut a = Assembly::new();
+            for e in &events[..3] {
+                a.apply(e).unwrap();
+            }
+            a.apply(&snapshot(artifacts)).unwrap();
+            let response = a.finish();
+            assert_eq!(response["task"]["artifacts"].as_array().unwrap().len(), 1);
+            assert_eq!(
+                response["task"]["artifacts"][0]["parts"][0]["data"],
+                result()
+            );
+            assert_eq!(response["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+        }
+        // An Artifact not yet whole is the snapshot's to show.
+        let mut a = Assembly::new();
+        a.apply(&events[0]).unwrap();
+        a.apply(&events[1]).unwrap();
+        a.apply(&snapshot(json!([changed]))).unwrap();
+        let response = a.finish();
+        assert_eq!(response["task"]["artifacts"][0], changed);
         // Before it, a replacement is allowed.
         let mut a = Assembly::new();
         a.apply(&events[0]).unwrap();
