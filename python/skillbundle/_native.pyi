@@ -123,6 +123,11 @@ class TaskGuard:
         """The status of a whole `Task` the domain code published (as `status`): `None`
         when it is the Task as created (`TASK_STATE_SUBMITTED`, or no state), which
         publishes nothing; otherwise the verdict on it as a status change."""
+    def data_artifact(self, artifact_id: str, name: str, data: object) -> tuple[bytes, Verdict] | None:
+        """`data` as the single Data Part of the whole Artifact `artifact_id` named
+        `name`: the `google.protobuf.Value` wire bytes the Part carries and the verdict on
+        that Artifact, checked as read back from those bytes; `None` when `data` is not
+        JSON of exact built-in types within what a Data Part carries."""
     def refuse_data(self, data: JsonValue) -> Verdict:
         """A value a publishing helper could not turn into a Data Part: `("fail", error)`
         (nested deeper than a Data Part carries: `resource_limit_exceeded`; not I-JSON:

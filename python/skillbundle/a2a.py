@@ -316,6 +316,27 @@ class _GuardedQueue:
         )
         await self._apply(verdict)
 
+    async def publish_data(self, artifact_id: str, name: str, data: Any) -> bool:
+        """Publish `data` as the single Data Part of the whole Artifact `artifact_id`
+        named `name`, made from the bytes the library checked (not through protobuf's
+        `json_format`, which walks the value in Python). False when the library does not
+        read `data` as plain JSON: the caller then goes through the SDK's helpers."""
+        if self._guard.finished:
+            return True  # nothing more of the Task is published
+        read = self._guard.data_artifact(artifact_id, name, data)
+        if read is None:
+            return False
+        encoded, verdict = read
+        update = TaskArtifactUpdateEvent(
+            task_id=self._task_id, context_id=self._context_id, append=False, last_chunk=True
+        )
+        update.artifact.artifact_id = artifact_id
+        update.artifact.name = name
+        update.artifact.parts.add().data.ParseFromString(encoded)
+        self._artifacts[artifact_id] = update
+        await self._apply(verdict)
+        return True
+
     async def _state(self, status: TaskStatus, *, whole_task: bool = False) -> None:
         parts = _parts(status.message.parts) if status.HasField("message") else None
         state = _state_name(status.state)
@@ -408,6 +429,9 @@ class SkillCall:
         an object that is not JSON), the library says why: the Task fails with the
         draft's error object (`resource_limit_exceeded`, `output_invalid`) and
         `InterfaceError` is raised, as for any refused publication."""
+        if await self._queue.publish_data(artifact_id, name, data):
+            self._raise_if_failed()
+            return
         try:
             part = new_data_part(data)
             await self.updater.add_artifact([part], artifact_id=artifact_id, name=name, last_chunk=True)

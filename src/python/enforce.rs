@@ -191,7 +191,7 @@ pub fn route(
     task: Option<(Option<String>, bool)>,
     policy: Policy,
 ) -> PyResult<Routed> {
-    let (values, size) = match parts {
+    let (mut values, size) = match parts {
         Ok(v) => v,
         // Nested too deep for the SDK to hold: refused through the binding, before a Task
         // (whose history would hold the Message) is created — as the body guard refuses a
@@ -217,7 +217,15 @@ pub fn route(
             Ok(Route::Request(Request::Invoke {
                 skill_id,
                 arguments,
-            })) => Ok(Ok((skill_id.to_string(), Some(arguments.clone())))),
+            })) => {
+                // Which Part's arguments: taken from it below rather than copied.
+                let at = values.iter().position(|v| {
+                    v.as_ref()
+                        .and_then(|v| v.get("arguments"))
+                        .is_some_and(|a| std::ptr::eq(a, arguments))
+                });
+                Ok(Ok((skill_id.to_string(), Some(at))))
+            }
             Ok(Route::FollowUp) => Ok(Err("follow_up")),
             Ok(Route::Base) => Ok(Err("base")),
             Err(Refusal::ExtensionRequired) => Ok(Err("extension_required")),
@@ -228,7 +236,12 @@ pub fn route(
     });
     Ok(match routed {
         Ok(Ok((skill_id, None))) => Routed::Describe(skill_id),
-        Ok(Ok((skill_id, Some(arguments)))) => {
+        Ok(Ok((skill_id, Some(at)))) => {
+            let arguments = at
+                .and_then(|i| values[i].as_mut())
+                .and_then(Value::as_object_mut)
+                .and_then(|request| request.remove("arguments"))
+                .expect("a checked request's arguments are a member of one of its Parts");
             let doc = bundle
                 .document(&skill_id)
                 .expect("a checked request names a bundle skill");

@@ -37,7 +37,7 @@ use crate::interface::condition::{Condition, Detected, ErrorObject};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use serde_json::Value;
 use std::path::PathBuf;
 #[cfg(feature = "oci")]
@@ -899,6 +899,35 @@ impl PyTaskGuard {
         gil::detach_if_large(py, size, || guard.task_status(bundle, state, &values))
             .map(|v| enforce::verdict(py, v))
             .transpose()
+    }
+
+    /// `data`, handed to a publishing helper, as the single Data Part of the whole
+    /// Artifact `artifact_id` named `name`: `(bytes, verdict)`, the wire bytes of the
+    /// `google.protobuf.Value` the Part carries and the verdict on that Artifact as an
+    /// update, checked as read back from those bytes (exactly what is published). `None`
+    /// when `data` is not JSON of exact built-in types within what a Data Part carries:
+    /// the adapter then hands it to a2a-sdk as it is, and the guard reads what the SDK made.
+    fn data_artifact<'py>(
+        &mut self,
+        py: Python<'py>,
+        artifact_id: &str,
+        name: &str,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)>> {
+        let Ok(value) = value::to_json(data, proto::CARRIED_DEPTH) else {
+            return Ok(None);
+        };
+        let bytes = proto::encode(&value);
+        drop(value);
+        let Ok(read) = proto::decode(&bytes, proto::CARRIED_DEPTH) else {
+            return Ok(None);
+        };
+        let bundle = &self.bundle.get().bundle;
+        let guard = &mut self.guard;
+        let v = gil::detach_if_large(py, bytes.len(), || {
+            guard.artifact(bundle, artifact_id, name, vec![Some(read)], false, true)
+        });
+        Ok(Some((PyBytes::new(py, &bytes), enforce::verdict(py, v)?)))
     }
 
     /// A value the domain code handed to a publishing helper that a2a-sdk could not turn

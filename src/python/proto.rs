@@ -64,6 +64,62 @@ pub fn decode(bytes: &[u8], max_depth: usize) -> Result<Value, Result<Refused, &
     })
 }
 
+/// The wire bytes of `value` as a `Value`: what protobuf writes for it, and what
+/// [`decode`] reads back (an integer as the double a `number_value` holds). a2a-sdk's
+/// `Part.data.ParseFromString` takes them, so the executor's helpers publish what the
+/// library read, without protobuf's `json_format` walking the value in Python.
+pub fn encode(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    encode_into(value, &mut out);
+    out
+}
+
+fn encode_into(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Null => out.extend_from_slice(&[1 << 3, 0]),
+        Value::Bool(b) => out.extend_from_slice(&[4 << 3, u8::from(*b)]),
+        Value::Number(n) => {
+            out.push((2 << 3) | 1);
+            let v = n.as_f64().unwrap_or(f64::NAN);
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        Value::String(s) => delimited(out, 3, s.as_bytes()),
+        Value::Object(map) => {
+            let mut body = Vec::new();
+            for (key, item) in map {
+                let mut entry = Vec::new();
+                delimited(&mut entry, 1, key.as_bytes());
+                let mut inner = Vec::new();
+                encode_into(item, &mut inner);
+                delimited(&mut entry, 2, &inner);
+                delimited(&mut body, 1, &entry);
+            }
+            delimited(out, 5, &body);
+        }
+        Value::Array(items) => {
+            let mut body = Vec::new();
+            for item in items {
+                let mut inner = Vec::new();
+                encode_into(item, &mut inner);
+                delimited(&mut body, 1, &inner);
+            }
+            delimited(out, 6, &body);
+        }
+    }
+}
+
+/// A length-delimited field (wire type 2).
+fn delimited(out: &mut Vec<u8>, field: u8, body: &[u8]) {
+    out.push((field << 3) | 2);
+    let mut len = body.len();
+    while len >= 0x80 {
+        out.push((len & 0x7f) as u8 | 0x80);
+        len >>= 7;
+    }
+    out.push(len as u8);
+    out.extend_from_slice(body);
+}
+
 type Failure = Result<Refusal, &'static str>;
 
 struct Reader<'a> {
@@ -274,6 +330,23 @@ mod tests {
             decode(&bytes, 8).unwrap(),
             json!({"a": "x", "b": [1.5, true, null], "c": 80.0})
         );
+    }
+
+    #[test]
+    fn reads_back_what_it_writes() {
+        let long = "x".repeat(300);
+        let v = json!({"a": [1, -2.5, true, false, null, {}, []], "b": {"c": long, "d": ""},
+                       "n": 9_007_199_254_740_991_i64, "é": "ü"});
+        let read = decode(&encode(&v), 8).unwrap();
+        // Integers come back as the doubles a number_value holds.
+        assert_eq!(
+            read,
+            json!({"a": [1.0, -2.5, true, false, null, {}, []], "b": {"c": long, "d": ""},
+                   "n": 9_007_199_254_740_991.0, "é": "ü"})
+        );
+        // The bytes protobuf writes for the same value (field order as written).
+        let protobuf = object(&[("a", string("x")), ("c", num(80.0))]);
+        assert_eq!(encode(&json!({"a": "x", "c": 80})), protobuf);
     }
 
     #[test]

@@ -12,6 +12,7 @@ had something invalid must end `TASK_STATE_FAILED` with the draft's error object
 from __future__ import annotations
 
 import asyncio
+import collections
 import copy
 import logging
 import math
@@ -262,6 +263,12 @@ class Domain:
             except InterfaceError as e:
                 assert e.code == "output_invalid"
                 raise
+        if how == "sdk-types":
+            # What only a2a-sdk's json_format reads (a dict subclass), beside plain JSON.
+            ref = await call.publish_record(KIND, collections.OrderedDict(record("obs")), artifact_id="obs")
+            await call.complete({"result": "condition_met", "observed_value": 80.5, "unit": "percent",
+                                 "supporting_record_refs": (ref,)})
+            return
         ref = await call.publish_record(KIND, record("obs"), artifact_id="obs")
         if how == "early":
             await asyncio.sleep(1.5)
@@ -583,6 +590,19 @@ async def test_the_domain_api_gets_checked_arguments_with_ints(strict_caller: Ca
     assert threshold == 80 and type(threshold) is int
     by_name = {a.name: proto_value(a.parts[0].data) for a in out.task.artifacts}
     assert by_name[SKILL]["result"]["supporting_record_refs"] == ["obs"]
+
+
+async def test_the_domain_api_publishes_what_was_checked(strict_caller: Caller, example_request: dict) -> None:
+    # Plain JSON goes through the library's own encoder; a value only the SDK reads goes
+    # through the SDK's. Either way the Artifacts hold the values, numbers as doubles.
+    for how in ("plain", "sdk-types"):
+        out = await strict_caller.send(invoke(example_request, how))
+        assert out.task.status.state == TaskState.TASK_STATE_COMPLETED, out.task.status
+        by_name = {a.name: proto_value(a.parts[0].data) for a in out.task.artifacts}
+        assert by_name[KIND] == {**record("obs"), "value": 42.0}
+        assert by_name[SKILL]["skill"] == SKILL
+        assert by_name[SKILL]["result"]["supporting_record_refs"] == ["obs"]
+        assert [len(a.parts) for a in out.task.artifacts] == [1, 1]
 
 
 async def test_records_are_streamed_before_the_result(strict: Server, example_request: dict) -> None:
