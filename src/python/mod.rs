@@ -850,19 +850,13 @@ impl PyTaskGuard {
         append: bool,
         last_chunk: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (values, size) = match enforce::parts_json(parts, MAX_DEPTH)? {
-            Ok(read) => read,
+        match enforce::parts_json(parts, MAX_DEPTH)? {
+            Ok(read) => self.update(py, artifact_id, name, read, append, last_chunk),
             Err(refused) => {
                 self.guard.abort();
-                return enforce::verdict(py, enforce::refused_output(refused));
+                enforce::verdict(py, enforce::refused_output(refused))
             }
-        };
-        let bundle = &self.bundle.get().bundle;
-        let guard = &mut self.guard;
-        let v = gil::detach_if_large(py, size, || {
-            guard.artifact(bundle, artifact_id, name, values, append, last_chunk)
-        });
-        enforce::verdict(py, v)
+        }
     }
 
     /// A status change to `state` (an A2A 1.0 wire name, `TASK_STATE_COMPLETED`...);
@@ -922,12 +916,9 @@ impl PyTaskGuard {
         let Ok(read) = proto::decode(&bytes, proto::CARRIED_DEPTH) else {
             return Ok(None);
         };
-        let bundle = &self.bundle.get().bundle;
-        let guard = &mut self.guard;
-        let v = gil::detach_if_large(py, bytes.len(), || {
-            guard.artifact(bundle, artifact_id, name, vec![Some(read)], false, true)
-        });
-        Ok(Some((PyBytes::new(py, &bytes), enforce::verdict(py, v)?)))
+        let read = (vec![Some(read)], bytes.len());
+        let verdict = self.update(py, artifact_id, name, read, false, true)?;
+        Ok(Some((PyBytes::new(py, &bytes), verdict)))
     }
 
     /// A value the domain code handed to a publishing helper that a2a-sdk could not turn
@@ -986,6 +977,27 @@ impl PyTaskGuard {
         if let Some(s) = State::from_wire(state) {
             self.guard.set_state(s);
         }
+    }
+}
+
+impl PyTaskGuard {
+    /// The guard's verdict on an Artifact update whose Parts' data was read (with the size
+    /// read, which decides whether the check lets go of the GIL).
+    fn update<'py>(
+        &mut self,
+        py: Python<'py>,
+        artifact_id: &str,
+        name: &str,
+        (values, size): enforce::PartsRead,
+        append: bool,
+        last_chunk: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let bundle = &self.bundle.get().bundle;
+        let guard = &mut self.guard;
+        let v = gil::detach_if_large(py, size, || {
+            guard.artifact(bundle, artifact_id, name, values, append, last_chunk)
+        });
+        enforce::verdict(py, v)
     }
 }
 
