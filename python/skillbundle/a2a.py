@@ -31,7 +31,9 @@ what they answer:
   still without the exception's text.
 
 `inner` is either a plain `AgentExecutor` (its `event_queue` then has a `call`
-attribute, the `SkillCall`) or an object with `async def invoke(self, call)`, which gets
+attribute, the `SkillCall`; the Task exists before it runs, and `context.current_task`
+is it, so the SDK's idiom `context.current_task or new_task(...)` makes no second one)
+or an object with `async def invoke(self, call)`, which gets
 the `SkillCall`: the checked invocation (skill, version, digest, arguments as validated,
 integers as `int`) and helpers that publish a record, the result, a domain refusal, or
 ask for input.
@@ -128,6 +130,11 @@ INTERNAL_FAILURE = "the agent failed while processing this request"
 #: request-context builder which operation a send is: `(method, return_immediately,
 #: push_config)`.
 _OPERATION = "skillbundle.operation"
+
+#: The key of `ServerCallContext.state` under which the request-context builder leaves
+#: its routing of the request's Message, `(message, kind, payload)`, so that `execute`
+#: does not route the same Message again.
+_ROUTED = "skillbundle.routed"
 
 #: Interrupted Tasks whose guard is kept in memory between turns (beyond, the oldest is
 #: rebuilt from the stored Task when its follow-up arrives).
@@ -595,8 +602,13 @@ class SchemaEnforcingExecutor(AgentExecutor):
             await updater.failed(_text_message(INTERNAL_FAILURE))
 
     async def _execute(self, context: RequestContext, event_queue: Any) -> None:
-        activated = EXTENSION_URI in context.requested_extensions
-        kind, payload = self.route(context.message, activated, context.current_task)
+        call = context.call_context
+        routed = call.state.pop(_ROUTED, None) if call is not None else None
+        if routed is not None and routed[0] is context.message:
+            _, kind, payload = routed  # the request-context builder's routing of it
+        else:
+            activated = EXTENSION_URI in context.requested_extensions
+            kind, payload = self.route(context.message, activated, context.current_task)
         if kind == "base":
             await self.inner.execute(context, event_queue)
             return
@@ -717,6 +729,7 @@ class SchemaEnforcingExecutor(AgentExecutor):
         if task is None:
             task = new_task_from_user_message(context.message)
             await event_queue.enqueue_event(task)
+            context.current_task = task
         return task
 
     @classmethod
@@ -756,6 +769,8 @@ class _RoutingContextBuilder(SimpleRequestContextBuilder):
                 skill = payload.skill_id if kind == "invoke" else (existing[0] if existing else None)
                 _refuse_operation(self._executor.bundle.check_operation(
                     skill, method, return_immediately=return_immediately, push_config=push_config))
+            if context is not None:
+                context.state[_ROUTED] = (params.message, kind, payload)
         return await super().build(context, params, task_id, context_id, task)
 
 

@@ -29,7 +29,7 @@ import uvicorn
 from a2a.client import A2ACardResolver, ClientConfig, create_client
 from a2a.client.client import ClientCallContext
 from a2a.extensions.common import HTTP_EXTENSION_HEADER, find_extension_by_uri
-from a2a.helpers.proto_helpers import new_data_part, new_text_part
+from a2a.helpers.proto_helpers import new_data_part, new_task_from_user_message, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
 from a2a.server.tasks import TaskUpdater
@@ -86,6 +86,7 @@ class Careless(AgentExecutor):
         self.calls: list[str] = []
         self.follow_ups: list[Any] = []
         self.base: list[str] = []
+        self.current: list[tuple[str, int] | None] = []
 
     async def execute(self, context: RequestContext, queue: Any) -> None:
         call: SkillCall | None = getattr(queue, "call", None)
@@ -103,6 +104,18 @@ class Careless(AgentExecutor):
             return
         await up.start_work()
         if how == "valid":
+            await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND)
+            await up.add_artifact([new_data_part(result())], name=SKILL)
+            await up.complete()
+        elif how == "sdk-idiom":
+            # The SDK examples' opening: a Task is made and published only when the
+            # request has none.
+            task = context.current_task
+            self.current.append((task.id, task.status.state) if task is not None else None)
+            if task is None:
+                task = new_task_from_user_message(context.message)
+                await queue.enqueue_event(task)
+            up = TaskUpdater(queue, task.id, task.context_id)
             await up.add_artifact([new_data_part(record())], artifact_id="o-1", name=KIND)
             await up.add_artifact([new_data_part(result())], name=SKILL)
             await up.complete()
@@ -427,6 +440,25 @@ async def test_valid_output_completes(caller: Caller, example_request: dict, how
     out = await caller.send(invoke(example_request, how))
     assert out.task.status.state == TaskState.TASK_STATE_COMPLETED
     assert sorted(a.name for a in out.task.artifacts) == sorted([KIND, SKILL])
+
+
+async def test_inner_gets_the_task_made_for_it_and_the_message_is_routed_once(
+        caller: Caller, example_request: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    routed = []
+    route = SchemaEnforcingExecutor.route
+
+    def counted(self: SchemaEnforcingExecutor, message: Any, *args: Any, **kwargs: Any) -> Any:
+        routed.append(message.message_id)
+        return route(self, message, *args, **kwargs)
+
+    monkeypatch.setattr(SchemaEnforcingExecutor, "route", counted)
+    out = await caller.send(invoke(example_request, "sdk-idiom"))
+    assert out.task.status.state == TaskState.TASK_STATE_COMPLETED
+    # The Task exists before the domain code runs, and `context.current_task` is it: the
+    # SDK's idiom makes no second one.
+    assert caller.server.inner.current[-1] == (out.task.id, TaskState.TASK_STATE_SUBMITTED)
+    # The request-context builder routed the Message; execute took its answer.
+    assert len(routed) == 1, routed
 
 
 @pytest.mark.parametrize("how", [
