@@ -9,7 +9,8 @@ the same work (the worked example's: one supporting record, one result) with a
 `BoundedTaskStore(max_finished=1000)`:
   plain      the domain executor alone, an a2a-sdk `AgentExecutor` (it reads the arguments
              from the Data Part itself, creates the Task, publishes with a `TaskUpdater`)
-  executor   `SchemaEnforcingExecutor(bundle, domain)`, the same domain executor
+  executor   `SchemaEnforcingExecutor(bundle, domain)`, the same domain executor, served
+             by the executor's `request_handler` (as the README's example wires it)
   guarded    the same behind `RequestGuard` (strict body reading, default `Limits`)
   api        `SchemaEnforcingExecutor(bundle, domain)` with the domain code written on the
              executor's own API (`invoke(call)`: `call.arguments`, `call.publish_record`,
@@ -103,10 +104,11 @@ def serve(variant: str, port: int, bundle_path: str, jwk: str) -> None:
                                "capabilities": {}, "defaultInputModes": ["application/json"],
                                "defaultOutputModes": ["application/json"], "skills": []})
     if variant == "plain":
-        executor = Domain()
+        handler = DefaultRequestHandler(agent_executor=Domain(), task_store=BoundedTaskStore(max_finished=1000), agent_card=card)
     else:
+        # Wired as the README's example is: the executor's own request handler.
         executor = SchemaEnforcingExecutor(bundle, OnTheApi() if variant == "api" else Domain())
-    handler = DefaultRequestHandler(agent_executor=executor, task_store=BoundedTaskStore(max_finished=1000), agent_card=card)
+        handler = executor.request_handler(card, task_store=BoundedTaskStore(max_finished=1000))
     app = Starlette(routes=create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/"))
     if variant == "guarded":
         app = RequestGuard(app, jsonrpc_paths=["/"])
