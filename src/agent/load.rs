@@ -115,6 +115,11 @@ impl fmt::Display for SignatureStatus {
 /// One skill of a loaded bundle: its validated document and its governed schemas.
 pub(crate) struct LoadedSkill {
     pub(crate) document: Document,
+    /// The document's skill_version as the draft writes it. The canonical form is the
+    /// only form, so a request names this version exactly when its skill_version is
+    /// these bytes: [`Bundle::admit`](crate::agent::Bundle::admit) compares, it does not
+    /// parse.
+    pub(crate) skill_version: String,
     /// One per Schema Reference, in document order (input, output, then the records),
     /// each compiled on first use.
     pub(crate) schemas: Vec<Governed>,
@@ -677,6 +682,7 @@ fn load_skill(
         return Err(findings);
     }
     Ok(LoadedSkill {
+        skill_version: document.skill_version.to_string(),
         document,
         schemas: governed,
     })

@@ -316,11 +316,9 @@ impl Bundle {
         }
         let skill = self.skill(skill_id, stage)?;
         let active = &skill.document;
-        let version_matches = match head.skill_version {
-            Member::Str(v) => active.skill_version.is_written_as(v),
-            _ => false,
-        };
-        if !version_matches || head.interface_digest != Member::Str(active.digest.as_str()) {
+        if head.skill_version != Member::Str(&skill.skill_version)
+            || head.interface_digest != Member::Str(active.digest.as_str())
+        {
             return Err(ErrorObject::new(
                 Condition::InterfaceMismatch,
                 stage,
