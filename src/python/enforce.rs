@@ -376,5 +376,17 @@ pub fn validate_arguments(
     if validator.is_valid(node) {
         return Ok(Ok(()));
     }
+    invalid_arguments(input, validator, node)
+}
+
+/// [`validate_arguments`]' verdict on arguments the validator found invalid: out of line,
+/// so that the code of the common case stays compact.
+#[cold]
+#[inline(never)]
+fn invalid_arguments(
+    input: &Input<'_>,
+    validator: &jsonschema::Validator<jsonschema::json::Pyo3>,
+    node: pyo3::Borrowed<'_, '_, PyAny>,
+) -> PyResult<Result<(), ErrorObject>> {
     jsonschema::json::inspect(node, false, || input.verdict(validator.iter_errors(node)))
 }

@@ -62,6 +62,10 @@ static INTERFACE_ERROR: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 static CARD_INVALID: PyOnceLock<Py<pyo3::types::PyType>> = PyOnceLock::new();
 
 /// `skillbundle.InterfaceError(error_object, task_state)`.
+///
+/// Cold: never on the path of a valid request, so its code stays out of the callers'.
+#[cold]
+#[inline(never)]
 pub(crate) fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let class = error_class(py, &INTERFACE_ERROR, "InterfaceError")?;
@@ -79,6 +83,8 @@ pub(crate) fn interface_error(py: Python<'_>, error: &ErrorObject) -> PyErr {
 /// A value that is not I-JSON, met where the draft's condition `code` applies: the
 /// same error object an agent would send for invalid JSON data, with the pointer in
 /// `details` (never the value). Objects that are not JSON at all are a `TypeError`.
+#[cold]
+#[inline(never)]
 pub(crate) fn refused_value(
     py: Python<'_>,
     refused: value::Refused,
@@ -330,6 +336,47 @@ impl PyBundle {
     ) -> PyResult<Value> {
         value::to_json(obj, MAX_DEPTH).map_err(|r| refused_value(py, r, code, stage, what))
     }
+
+    /// `check_request`'s answer to a request [`Bundle::admit`] admitted as describe_skill:
+    /// its arguments, then `Describe`. Out of line, so that the code of the common case,
+    /// a domain-skill request, stays compact.
+    #[inline(never)]
+    fn check_describe_request<'py>(
+        &self,
+        py: Python<'py>,
+        members: Option<enforce::RequestMembers<'py>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let refuse = |e: ErrorObject| interface_error(py, &e);
+        let arguments = members
+            .as_ref()
+            .and_then(enforce::RequestMembers::arguments)
+            .map(|a| value::to_json(a, MAX_DEPTH))
+            .transpose()
+            .map_err(|mut r| {
+                r.pointer.insert_str(0, "/arguments");
+                refuse(enforce::refused_request(r))
+            })?;
+        let skill_id = self
+            .bundle
+            .check_describe(arguments.as_ref())
+            .map_err(refuse)?
+            .to_string();
+        Ok(Bound::new(py, PyDescribe { skill_id })?.into_any())
+    }
+}
+
+/// `check_request`'s error for a request that is not I-JSON: a `TypeError` for what is
+/// not JSON at all, else `input_invalid` with the pointer relative to `arguments`, like
+/// every input_invalid detail ([`enforce::refused_request`]).
+#[cold]
+#[inline(never)]
+fn request_not_ijson(py: Python<'_>, refused: value::Refused) -> PyErr {
+    if refused.why.is_type_error() {
+        let stage = Detected::BeforeAcceptance;
+        refused_value(py, refused, Condition::InputInvalid, stage, "the request")
+    } else {
+        interface_error(py, &enforce::refused_request(refused))
+    }
 }
 
 #[pymethods]
@@ -551,43 +598,22 @@ impl PyBundle {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let stage = Detected::BeforeAcceptance;
-        // Like every input_invalid detail, the pointer of a value that is not I-JSON is
-        // relative to `arguments` (enforce::refused_request).
         // The walk admits exact dicts only: no `__getitem__` of the caller's runs.
-        let members = enforce::RequestMembers::check(data, MAX_DEPTH).map_err(|r| {
-            if r.why.is_type_error() {
-                refused_value(py, r, Condition::InputInvalid, stage, "the request")
-            } else {
-                interface_error(py, &enforce::refused_request(r))
-            }
-        })?;
+        let members = match enforce::RequestMembers::check(data, MAX_DEPTH) {
+            Ok(members) => members,
+            Err(r) => return Err(request_not_ijson(py, r)),
+        };
         let head = members.as_ref().map(enforce::RequestMembers::head);
-        let refuse = |e: ErrorObject| interface_error(py, &e);
-        match self.bundle.admit(head.as_ref()).map_err(refuse)? {
-            Admitted::Describe => {
-                let arguments = members
-                    .as_ref()
-                    .and_then(enforce::RequestMembers::arguments)
-                    .map(|a| value::to_json(a, MAX_DEPTH))
-                    .transpose()
-                    .map_err(|mut r| {
-                        r.pointer.insert_str(0, "/arguments");
-                        refuse(enforce::refused_request(r))
-                    })?;
-                let skill_id = self
-                    .bundle
-                    .check_describe(arguments.as_ref())
-                    .map_err(refuse)?
-                    .to_string();
-                Ok(Bound::new(py, PyDescribe { skill_id })?.into_any())
-            }
-            Admitted::Invoke(input) => {
-                let (skill_id, arguments) =
-                    members
-                        .and_then(enforce::RequestMembers::invocation)
-                        .ok_or_else(|| PyValueError::new_err("the request has no arguments"))?;
-                enforce::validate_arguments(&input, &arguments)?.map_err(refuse)?;
+        match self.bundle.admit(head.as_ref()) {
+            Ok(Admitted::Invoke(input)) => {
+                let Some((skill_id, arguments)) =
+                    members.and_then(enforce::RequestMembers::invocation)
+                else {
+                    return Err(PyValueError::new_err("the request has no arguments"));
+                };
+                if let Err(e) = enforce::validate_arguments(&input, &arguments)? {
+                    return Err(interface_error(py, &e));
+                }
                 // The caller's own objects: validated, never copied.
                 Ok(Bound::new(
                     py,
@@ -598,6 +624,8 @@ impl PyBundle {
                 )?
                 .into_any())
             }
+            Ok(Admitted::Describe) => self.check_describe_request(py, members),
+            Err(e) => Err(interface_error(py, &e)),
         }
     }
 
