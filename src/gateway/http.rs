@@ -14,6 +14,12 @@
 //!   beyond a limit the binding's invalid-request error with the draft's
 //!   `resource_limit_exceeded` in its `google.rpc.ErrorInfo` metadata. Messages give the
 //!   class of fault and its line and column, never the body's text;
+//! - on HTTP+JSON, A2A's version negotiation (the SDK's JSON-RPC router does it itself):
+//!   a request whose `A2A-Version` header names another major version than 1, or that
+//!   has none (which A2A 1.0 reads as 0.3), gets `VersionNotSupportedError` (400), as
+//!   a2a-sdk answers on both bindings. A POST without a body (CancelTask and
+//!   SubscribeToTask have nothing to send) is not read as JSON: the SDK's router decides
+//!   whether the operation needs one;
 //! - the `A2A-Extensions` echo: a request that activated the extension gets its URI
 //!   back in the response header (draft "Agent advertisement");
 //! - on the way out, every binding error that does not carry the draft's condition
@@ -22,6 +28,9 @@
 //!   `google.rpc.ErrorInfo`: the SDK's messages quote what the caller sent (a method
 //!   name, a task id, serde's reading of a member), and nothing a caller sent is
 //!   repeated back ([`fixed_message`]);
+//! - on the way out, an HTTP+JSON error says `Content-Type: application/json`, as A2A
+//!   1.0's HTTP+JSON binding (§11.6, AIP-193) and a2a-sdk do (the SDK says
+//!   `application/problem+json`, for a body that is not RFC 9457's);
 //! - on the way out, a unary answer's Data Parts get their whole numbers back as
 //!   integers: the SDK writes them through protobuf's `Struct` (`42` as `42.0`), SSE
 //!   events do not, and the caller of an integer output reads the integer on every path
@@ -32,7 +41,7 @@ use crate::agent::body::{self, BodyFault, BodyLimits};
 use crate::card::a2a::EXTENSION_URI;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -69,13 +78,30 @@ pub fn router(gateway: Gateway) -> axum::Router {
         .merge(a2a)
 }
 
-async fn agent_card(State(gateway): State<Gateway>) -> Response {
-    let loaded = gateway.loaded();
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        loaded.card.to_string(),
-    )
-        .into_response()
+/// How long a caller may use the card without asking again (A2A 1.0 §8.6.1: `max-age`,
+/// and an `ETag` to ask with). The card changes only when a bundle is reloaded, and a
+/// caller that asks again with `If-None-Match` gets 304 while it has not.
+const CARD_MAX_AGE: &str = "max-age=60";
+
+async fn agent_card(State(gateway): State<Gateway>, headers: HeaderMap) -> Response {
+    let body = gateway.loaded().card.to_string();
+    let digest = crate::wire::digest::Digest::of_bytes(body.as_bytes());
+    let etag = format!("\"{}\"", &digest.as_str()["sha256:".len()..]);
+    let cache = [
+        (header::ETAG, etag.clone()),
+        (header::CACHE_CONTROL, CARD_MAX_AGE.to_string()),
+    ];
+    let unchanged = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == etag || tag == "*");
+    if unchanged {
+        return (StatusCode::NOT_MODIFIED, cache).into_response();
+    }
+    (cache, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn readyz(State(gateway): State<Gateway>) -> Response {
@@ -181,23 +207,53 @@ fn refuse(jsonrpc: bool, limit: bool, message: &str) -> Response {
     if limit {
         info["metadata"] = json!({"code": "resource_limit_exceeded"});
     }
-    let (status, body) = if jsonrpc {
-        (
-            StatusCode::OK,
-            json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message, "data": [info]}}),
-        )
-    } else {
-        (
-            StatusCode::BAD_REQUEST,
-            json!({"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": message, "details": [info]}}),
-        )
-    };
+    if !jsonrpc {
+        return bad_request("INVALID_ARGUMENT", message, info);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message, "data": [info]}});
     (
-        status,
+        StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],
         body.to_string(),
     )
         .into_response()
+}
+
+/// An HTTP+JSON error of status 400 (AIP-193): `status`, `message` and one
+/// `google.rpc.ErrorInfo`.
+fn bad_request(status: &str, message: &str, info: Value) -> Response {
+    let body =
+        json!({"error": {"code": 400, "status": status, "message": message, "details": [info]}});
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Whether an HTTP+JSON request speaks A2A 1.x: its `A2A-Version` header's major
+/// version, the header absent meaning 0.3 (A2A 1.0 §3.6.2, as the SDK's JSON-RPC router
+/// reads it).
+fn speaks_a2a_1(headers: &HeaderMap) -> bool {
+    let requested = headers
+        .get("a2a-version")
+        .map_or(Some("0.3"), |v| v.to_str().ok());
+    requested
+        .and_then(|v| v.trim().split('.').next())
+        .and_then(|major| major.parse::<u32>().ok())
+        == Some(1)
+}
+
+/// HTTP+JSON's `VersionNotSupportedError`: 400, with the fixed message for its code.
+fn refuse_version() -> Response {
+    let info = json!({
+        "@type": a2a_types::ERROR_INFO_TYPE,
+        "reason": "VERSION_NOT_SUPPORTED",
+        "domain": a2a_types::PROTOCOL_DOMAIN,
+    });
+    let message = fixed_message(a2a_types::error_code::VERSION_NOT_SUPPORTED);
+    bad_request("FAILED_PRECONDITION", &message, info)
 }
 
 /// A body refused by the library's reader ([`body::check_body`]), in the binding's form.
@@ -233,6 +289,12 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
     let path = request.uri().path().to_string();
     let method = request.method().clone();
     let jsonrpc = path == "/";
+    if !jsonrpc && !speaks_a2a_1(request.headers()) {
+        let (binding, name) = operation(&method, &path, None);
+        g.gateway.metrics.request(binding, name);
+        g.gateway.metrics.refusal("version_not_supported");
+        return refuse_version();
+    }
     if matches!(
         method,
         Method::GET | Method::HEAD | Method::OPTIONS | Method::DELETE
@@ -259,18 +321,23 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
         Ok(b) => b,
         Err(_) => return refuse_body(&g, jsonrpc, &body::too_large(&limits)),
     };
-    // The library's reader, once; on a refusal, the library's wording of it.
-    let value =
+    // CancelTask and SubscribeToTask POST nothing: no body is not a parse error, the
+    // SDK's router knows whether the operation needs one.
+    let value = if bytes.is_empty() && !jsonrpc {
+        None
+    } else {
+        // The library's reader, once; on a refusal, the library's wording of it.
         match crate::wire::json::parse_with_limits(&bytes, limits.max_depth, limits.max_values) {
-            Ok(v) => v,
+            Ok(v) => Some(v),
             Err(_) => {
                 let fault = body::check_body(&bytes, &limits)
                     .err()
                     .unwrap_or_else(|| body::too_large(&limits));
                 return refuse_body(&g, jsonrpc, &fault);
             }
-        };
-    let (binding, name) = operation(&method, &path, Some(&value));
+        }
+    };
+    let (binding, name) = operation(&method, &path, value.as_ref());
     g.gateway.metrics.request(binding, name);
     scrub(
         next.run(Request::from_parts(parts, Body::from(bytes)))
@@ -373,7 +440,17 @@ fn integral_parts(value: &mut Value, depth: usize) -> bool {
 
 /// Fix the SDK's binding errors, and its spelling of whole numbers in Data Parts, on
 /// the way out (see the module documentation).
-async fn scrub(response: Response, jsonrpc: bool) -> Response {
+async fn scrub(mut response: Response, jsonrpc: bool) -> Response {
+    let headers = response.headers_mut();
+    if headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v == "application/problem+json")
+    {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
     let json = response
         .headers()
         .get(header::CONTENT_TYPE)

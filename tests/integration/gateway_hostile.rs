@@ -1191,3 +1191,88 @@ async fn push_configs_are_refused_as_the_card_says_and_never_reach_the_upstream(
     }
     assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
 }
+
+/// What the A2A TCK (`a2aproject/a2a-tck`, 1.0-dev) found the gateway's HTTP+JSON face
+/// doing otherwise than A2A 1.0 and a2a-sdk: a CancelTask or SubscribeToTask POST without
+/// a body refused as unparsable, no version negotiation, errors as
+/// `application/problem+json`, and a card without `ETag` or `Cache-Control`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_json_binding_answers_as_a2a_1_0_says() {
+    let gw = start(Upstream::Valid, |_| {}).await;
+    let client = reqwest::Client::new();
+    let error_of = |body: &Value| body["error"]["details"][0]["reason"].clone();
+
+    // CancelTask and SubscribeToTask have nothing to send: no body is no parse error.
+    let post = |op: &str, version: Option<&str>| {
+        let mut request = client
+            .post(format!("{}/tasks/t-1:{op}", gw.url))
+            .header("Content-Type", "application/json");
+        if let Some(v) = version {
+            request = request.header("A2A-Version", v);
+        }
+        request.send()
+    };
+    let cancel = post("cancel", Some("1.0")).await.unwrap();
+    assert_eq!(cancel.status(), 200);
+    let cancel: Value = cancel.json().await.unwrap();
+    assert_eq!(state(&cancel), "TASK_STATE_CANCELED", "{cancel}");
+    let subscribe = post("subscribe", Some("1.0")).await.unwrap();
+    let subscribe: Value = subscribe.json().await.unwrap();
+    assert_ne!(error_of(&subscribe), json!("PARSE_ERROR"), "{subscribe}");
+    let upstream_calls = gw.upstream.calls.load(Ordering::SeqCst);
+
+    // Another major version, or none at all (A2A 1.0 reads that as 0.3): refused on
+    // every operation before anything reaches the upstream, as an AIP-193 error.
+    for version in [Some("99.0"), Some("0.3"), Some(SECRET), None] {
+        let mut get = client.get(format!("{}/tasks/t-1", gw.url));
+        if let Some(v) = version {
+            get = get.header("A2A-Version", v);
+        }
+        for answer in [
+            get.send().await.unwrap(),
+            post("cancel", version).await.unwrap(),
+        ] {
+            assert_eq!(answer.status(), 400, "{version:?}");
+            assert_eq!(answer.headers()["content-type"], "application/json");
+            let body: Value = answer.json().await.unwrap();
+            assert_eq!(error_of(&body), json!("VERSION_NOT_SUPPORTED"), "{body}");
+            assert!(!body.to_string().contains(SECRET), "{body}");
+        }
+    }
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), upstream_calls);
+
+    // An error the SDK makes says application/json, as A2A's HTTP+JSON binding does.
+    let invalid = client
+        .post(format!("{}/message:send", gw.url))
+        .header("A2A-Version", "1.0")
+        .header("Content-Type", "application/json")
+        .body(json!({"message": {"role": 7}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invalid.status(), 400);
+    assert_eq!(invalid.headers()["content-type"], "application/json");
+
+    // The card: an ETag to ask again with, and how long it may be kept.
+    let card_url = format!("{}/.well-known/agent-card.json", gw.url);
+    let card = client.get(&card_url).send().await.unwrap();
+    assert_eq!(card.headers()["cache-control"], "max-age=60");
+    let etag = card.headers()["etag"].to_str().unwrap().to_string();
+    let body = card.text().await.unwrap();
+    let unchanged = client
+        .get(&card_url)
+        .header("If-None-Match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unchanged.status(), 304);
+    assert_eq!(unchanged.headers()["etag"], etag.as_str());
+    let other = client
+        .get(&card_url)
+        .header("If-None-Match", "\"other\"")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    assert_eq!(other.text().await.unwrap(), body);
+}
