@@ -517,6 +517,38 @@ fn table() -> Vec<(&'static str, Value, Value, V)> {
             json!({"oneOf": [{"properties": {"a": s()}}], "unevaluatedProperties": false}),
             V::Breaks,
         ),
+        // What unevaluated* sees changed while each part accepts the same values (found by
+        // compat_props): `if` without `then`, `items: true`, `contains`, a `$ref` target.
+        (
+            "an if without then dropped next to unevaluatedItems",
+            json!({"unevaluatedItems": false, "if": {"items": true}}),
+            json!({"unevaluatedItems": false}),
+            V::Breaks,
+        ),
+        (
+            "items: true dropped from an allOf branch next to unevaluatedItems",
+            json!({"unevaluatedItems": false, "allOf": [{"items": true}]}),
+            json!({"unevaluatedItems": false, "allOf": [true]}),
+            V::Breaks,
+        ),
+        (
+            "contains dropped next to unevaluatedItems",
+            json!({"unevaluatedItems": false, "contains": s()}),
+            json!({"unevaluatedItems": false}),
+            V::Breaks,
+        ),
+        (
+            "additionalProperties: true dropped from a $ref target next to unevaluatedProperties",
+            json!({"$ref": "#/$defs/d", "unevaluatedProperties": false, "$defs": {"d": {"additionalProperties": true}}}),
+            json!({"$ref": "#/$defs/d", "unevaluatedProperties": false, "$defs": {"d": true}}),
+            V::Breaks,
+        ),
+        (
+            "a title changed inside an allOf next to unevaluatedProperties",
+            json!({"unevaluatedProperties": false, "allOf": [{"properties": {"a": s()}, "title": "x"}]}),
+            json!({"unevaluatedProperties": false, "allOf": [{"properties": {"a": s()}, "title": "y"}]}),
+            V::Same,
+        ),
         // In fact the same set, but allOf branches are not merged into one object: "narrows".
         (
             "allOf branches merged into one object",

@@ -40,6 +40,7 @@ use std::fmt;
 mod annotations;
 mod arrays;
 mod composition;
+mod evaluation;
 mod numbers;
 mod objects;
 mod patterns;
@@ -209,7 +210,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("ref-unresolved", "a `$ref` could not be followed inside the schema"),
     ("ref-cycle", "a chain of `$ref`s never reaches a schema"),
     ("dynamic-ref", "a `$dynamicRef` is involved (dynamic scope not analysed)"),
-    ("unevaluated-with-applicators", "unevaluatedProperties/unevaluatedItems next to in-place applicators, and something below changed"),
+    ("unevaluated-with-applicators", "unevaluatedProperties/unevaluatedItems next to in-place applicators (or contains), and something there changed"),
     ("became-false", "the subschema now rejects everything"),
     ("no-longer-false", "the subschema rejected everything and now accepts something"),
     ("dialect-changed", "`$schema` changed"),
@@ -795,10 +796,11 @@ impl<'a> Cx<'a> {
         self.cmp_refs(&o, &n, pol, depth, bare);
         self.cmp_other(&o, &n, pol);
 
-        if watch_unevaluated
-            && self.changes[start..]
-                .iter()
-                .any(|c| c.direction != Direction::None)
+        let directional = self.changes[start..]
+            .iter()
+            .any(|c| c.direction != Direction::None);
+        if (watch_unevaluated && directional)
+            || ((uneval(om) || uneval(nm)) && self.evaluation_may_differ(&o, &n))
         {
             self.emit(
                 pol,
@@ -806,7 +808,7 @@ impl<'a> Cx<'a> {
                 Direction::Undecided,
                 &o.ptr,
                 &n.ptr,
-                "unevaluatedProperties/unevaluatedItems depend on what the in-place applicators here evaluate, and those changed; the effect on the accepted set is not decided".into(),
+                "unevaluatedProperties/unevaluatedItems depend on what the in-place applicators (and contains) here evaluate, and those changed; the effect on the accepted set is not decided".into(),
             );
         }
         if !bare {

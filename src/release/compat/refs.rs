@@ -84,6 +84,12 @@ impl<'a> Doc<'a> {
         doc
     }
 
+    /// Whether every `$dynamicAnchor` is where it was, the same schema: then a
+    /// `$dynamicRef` with the same text lands on the same schema in both documents.
+    pub(super) fn same_dynamic_anchors(&self, other: &Doc<'_>) -> bool {
+        self.dynamic == other.dynamic
+    }
+
     /// The base URI in effect at `ptr` (the nearest enclosing indexed schema's).
     pub(super) fn base_at(&self, ptr: &str) -> &str {
         let mut p = ptr;
@@ -186,7 +192,7 @@ impl<'a> Cx<'a> {
         }
         let (do_, dn) = (o.v.get("$dynamicRef"), n.v.get("$dynamicRef"));
         if do_.is_some() || dn.is_some() {
-            let same = do_ == dn && self.old.dynamic == self.new.dynamic;
+            let same = do_ == dn && self.old.same_dynamic_anchors(&self.new);
             let followed = match (do_.and_then(Value::as_str), dn.and_then(Value::as_str)) {
                 (Some(a), Some(b)) if same => {
                     match (self.old.resolve(&o.ptr, a), self.new.resolve(&n.ptr, b)) {
