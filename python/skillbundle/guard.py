@@ -68,7 +68,9 @@ class RequestGuard:
         limit = self.limits.max_body_bytes
         declared = _content_length(scope)
         if declared is not None and declared > limit:
-            await _refuse(send, jsonrpc, *body_too_large(max_body_bytes=limit), close=True)
+            # Read the rest only if the client is sending it anyway and it is not huge.
+            drained = declared <= 2 * limit and not _expects_continue(scope) and await _drain(receive, 2 * limit)
+            await _refuse(send, jsonrpc, *body_too_large(max_body_bytes=limit), close=not drained)
             return
         chunks: list[bytes] = []
         size = 0
@@ -79,7 +81,8 @@ class RequestGuard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > limit:
-                await _refuse(send, jsonrpc, *body_too_large(max_body_bytes=limit), close=True)
+                drained = message.get("more_body", False) is False or await _drain(receive, 2 * limit - size)
+                await _refuse(send, jsonrpc, *body_too_large(max_body_bytes=limit), close=not drained)
                 return
             chunks.append(chunk)
             if not message.get("more_body", False):
@@ -101,6 +104,30 @@ class RequestGuard:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+async def _drain(receive: Any, budget: int) -> bool:
+    """Read and drop the rest of a refused body, at most `budget` bytes: whether it
+    ended. A server that answers and closes while the client is still sending makes the
+    client's kernel reset the connection, and the client loses the answer; a body read
+    to its end gets its answer (and the connection can be kept). Beyond the budget the
+    connection is closed instead: a refused body costs at most twice the limit to read,
+    never memory."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return False
+        budget -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return True
+        if budget < 0:
+            return False
+
+
+def _expects_continue(scope: dict[str, Any]) -> bool:
+    """A client that sent `Expect: 100-continue` sends no body until told to, so a
+    refusal needs nothing read (reading would ask it for the body)."""
+    return any(name.lower() == b"expect" and value.lower() == b"100-continue" for name, value in scope.get("headers", []))
 
 
 def _content_length(scope: dict[str, Any]) -> int | None:

@@ -30,7 +30,9 @@ class Limits:
 
     * `max_body_bytes`: the largest request body read, in bytes (1 MiB). A body beyond
       it is refused as soon as the bytes read so far, or its `Content-Length`, exceed
-      it: it is never buffered whole.
+      it: it is never buffered whole. The rest of a refused body, up to twice the limit
+      in all, is read and dropped first, so that the client gets the answer rather than
+      a reset connection.
     * `max_depth`: the deepest nesting of the body's JSON text, counted from its root
       (37: what a2a-sdk's protobuf parser can carry, a Data Part nested at most 32
       levels). A skill request object's `arguments` sit 7 levels down in a JSON-RPC

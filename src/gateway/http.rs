@@ -13,7 +13,9 @@
 //!   not I-JSON gets the binding's parse error (JSON-RPC −32700, HTTP+JSON 400), a body
 //!   beyond a limit the binding's invalid-request error with the draft's
 //!   `resource_limit_exceeded` in its `google.rpc.ErrorInfo` metadata. Messages give the
-//!   class of fault and its line and column, never the body's text;
+//!   class of fault and its line and column, never the body's text. A refused body up to
+//!   twice the limit is read to its end and dropped first ([`read_capped`]), so that a
+//!   client writing its whole body before reading gets the answer, not a reset;
 //! - on HTTP+JSON, A2A's version negotiation (the SDK's JSON-RPC router does it itself):
 //!   a request whose `A2A-Version` header names another major version than 1, or that
 //!   has none (which A2A 1.0 reads as 0.3), gets `VersionNotSupportedError` (400), as
@@ -45,6 +47,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures::StreamExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
@@ -257,14 +260,58 @@ fn refuse_version() -> Response {
 }
 
 /// A body refused by the library's reader ([`body::check_body`]), in the binding's form.
-fn refuse_body(g: &Guarding, jsonrpc: bool, fault: &BodyFault) -> Response {
+/// The refusal of a request body; `read` says whether the body was read to its end (if
+/// not, the connection is closed after the answer).
+fn refuse_body(g: &Guarding, jsonrpc: bool, fault: &BodyFault, read: bool) -> Response {
     let limit = matches!(fault, BodyFault::Limit(_));
     g.gateway.metrics.refusal(if limit {
         "resource_limit_exceeded"
     } else {
         "parse_error"
     });
-    refuse(jsonrpc, limit, fault.message())
+    let mut response = refuse(jsonrpc, limit, fault.message());
+    if !read {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// A request body of at most `limit` bytes, or `Err(read)` for a longer one: the rest is
+/// read and dropped up to twice the limit in all ([`drain`]), `read` saying whether it
+/// ended there.
+async fn read_capped(body: Body, limit: usize) -> Result<Bytes, bool> {
+    let mut stream = body.into_data_stream();
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut size = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else { return Err(false) };
+        size += chunk.len();
+        if size > limit {
+            return Err(drain(stream, (2 * limit).saturating_sub(size)).await);
+        }
+        chunks.push(chunk);
+    }
+    Ok(match chunks.len() {
+        1 => chunks.remove(0),
+        _ => chunks.concat().into(),
+    })
+}
+
+/// Read and drop the rest of a refused body, at most `budget` bytes: whether it ended.
+/// A server that answers and closes while the client is still sending makes the client's
+/// kernel reset the connection, and the client loses the answer; a body read to its end
+/// gets its answer and the connection is kept. Beyond the budget the connection is closed
+/// instead: a refused body costs at most twice the limit to read, and no memory.
+async fn drain(mut stream: axum::body::BodyDataStream, mut budget: usize) -> bool {
+    while let Some(chunk) = stream.next().await {
+        match chunk.map(|c| budget.checked_sub(c.len())) {
+            Ok(Some(left)) => budget = left,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// The concurrency limit and the raw-body guard (see the module documentation).
@@ -313,13 +360,22 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limits.max_body_bytes as u64) {
-        return refuse_body(&g, jsonrpc, &body::too_large(&limits));
-    }
+    // A client that sent `Expect: 100-continue` sends no body until told to.
+    let expects_continue = request
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
     let (parts, request_body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(request_body, limits.max_body_bytes).await {
+    if let Some(n) = declared.filter(|&n| n > limits.max_body_bytes as u64) {
+        // Read the rest only if the client is sending it anyway and it is not huge.
+        let read = !expects_continue
+            && n <= 2 * limits.max_body_bytes as u64
+            && drain(request_body.into_data_stream(), 2 * limits.max_body_bytes).await;
+        return refuse_body(&g, jsonrpc, &body::too_large(&limits), read);
+    }
+    let bytes: Bytes = match read_capped(request_body, limits.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => return refuse_body(&g, jsonrpc, &body::too_large(&limits)),
+        Err(read) => return refuse_body(&g, jsonrpc, &body::too_large(&limits), read),
     };
     // CancelTask and SubscribeToTask POST nothing: no body is not a parse error, the
     // SDK's router knows whether the operation needs one.
@@ -333,7 +389,7 @@ async fn guard(State(g): State<Guarding>, request: Request, next: Next) -> Respo
                 let fault = body::check_body(&bytes, &limits)
                     .err()
                     .unwrap_or_else(|| body::too_large(&limits));
-                return refuse_body(&g, jsonrpc, &fault);
+                return refuse_body(&g, jsonrpc, &fault, true);
             }
         }
     };

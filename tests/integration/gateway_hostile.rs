@@ -341,6 +341,112 @@ async fn bodies_that_are_not_i_json_or_too_large_are_refused_by_the_binding() {
     assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
 }
 
+/// One HTTP/1.1 exchange as a plain client makes it (the whole request, then read):
+/// status, headers (lower-case names), body.
+async fn raw_exchange(
+    conn: &mut tokio::net::TcpStream,
+    head: &str,
+    body: &[u8],
+) -> (u16, std::collections::HashMap<String, String>, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    conn.write_all(format!("{head}\r\n").as_bytes())
+        .await
+        .unwrap();
+    conn.write_all(body).await.unwrap();
+    let mut data = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    let end = loop {
+        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        let n = conn.read(&mut buf).await.expect("an answer, not a reset");
+        assert!(n > 0, "the connection ended before an answer");
+        data.extend_from_slice(&buf[..n]);
+    };
+    let text = String::from_utf8(data[..end].to_vec()).unwrap();
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: std::collections::HashMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut rest = data[end + 4..].to_vec();
+    let length: usize = headers["content-length"].parse().unwrap();
+    while rest.len() < length {
+        let n = conn.read(&mut buf).await.expect("an answer, not a reset");
+        assert!(n > 0, "the connection ended inside an answer");
+        rest.extend_from_slice(&buf[..n]);
+    }
+    (status, headers, rest)
+}
+
+/// A client writes its whole body before it reads. Were the gateway to answer and close
+/// while the body was still arriving, the client's kernel would reset the connection and
+/// the answer would be lost (now and then, as timing goes). A body up to twice the limit
+/// is read to its end instead: the answer arrives every time and the connection is kept.
+/// A client that asks `Expect: 100-continue` is answered without sending its body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_body_is_read_to_its_end_so_the_answer_arrives() {
+    let gw = start(Upstream::Valid, |s| s.requests.max_body_bytes = 4096).await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{{"message":{{"messageId":"{}","role":"ROLE_USER","parts":[]}}}}}}"#,
+        "x".repeat(6000)
+    );
+    let addr = gw.url.trim_start_matches("http://").to_string();
+    let head = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\n"
+    );
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    for chunked in [false, true] {
+        for _ in 0..10 {
+            let (framing, body) = if chunked {
+                let mut b = Vec::new();
+                for part in big.as_bytes().chunks(1000) {
+                    b.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+                    b.extend_from_slice(part);
+                    b.extend_from_slice(b"\r\n");
+                }
+                b.extend_from_slice(b"0\r\n\r\n");
+                ("Transfer-Encoding: chunked\r\n".to_string(), b)
+            } else {
+                (
+                    format!("Content-Length: {}\r\n", big.len()),
+                    big.clone().into_bytes(),
+                )
+            };
+            let (status, headers, answer) =
+                raw_exchange(&mut conn, &format!("{head}{framing}"), &body).await;
+            assert_eq!(status, 200);
+            assert_ne!(
+                headers.get("connection").map(String::as_str),
+                Some("close"),
+                "{headers:?}"
+            );
+            let answer: Value = serde_json::from_slice(&answer).unwrap();
+            assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+        }
+    }
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let huge = "Content-Length: 1000000\r\nExpect: 100-continue\r\n";
+    let (status, headers, answer) = raw_exchange(&mut conn, &format!("{head}{huge}"), b"").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        headers.get("connection").map(String::as_str),
+        Some("close"),
+        "{headers:?}"
+    );
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["error"]["code"], json!(-32600), "{answer}");
+    assert_eq!(gw.upstream.calls.load(Ordering::SeqCst), 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_kind_of_bad_output_fails_the_task_with_nothing_invalid_shown() {
     for behavior in [

@@ -254,6 +254,51 @@ async def test_streaming_requests_are_guarded_alike(agent: Agent, http: httpx.As
     assert agent.toy.calls == calls
 
 
+def raw_exchange(conn: socket.socket, head: str, content: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    """Send one HTTP/1.1 request as a plain client does (the whole body, then read) and
+    read its answer: status, headers (lower-case names), body."""
+    conn.sendall(head.encode() + b"\r\n" + content)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        assert chunk, "the connection ended before an answer"
+        data += chunk
+    header_text, rest = data.split(b"\r\n\r\n", 1)
+    lines = header_text.decode().split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+    while len(rest) < int(headers["content-length"]):
+        chunk = conn.recv(65536)
+        assert chunk, "the connection ended inside an answer"
+        rest += chunk
+    return int(lines[0].split()[1]), headers, rest
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_a_refused_body_is_read_to_its_end_so_the_answer_arrives(agent: Agent, binding: str, example_request: dict) -> None:
+    """A client writes its whole body before it reads. Were the server to answer and close
+    while the body was still arriving, the client's kernel would reset the connection and
+    the answer would be lost (now and then, as timing goes). A body up to twice the limit
+    is read to its end instead, so the answer arrives every time and the connection is
+    kept; a client that asks `Expect: 100-continue` is answered without sending its body."""
+    args = example_request["arguments"]
+    content = body(binding, json.dumps(dict(example_request, arguments=dict(args, resource_id="r" * LIMITS.max_body_bytes)))).encode()
+    assert LIMITS.max_body_bytes < len(content) <= 2 * LIMITS.max_body_bytes
+    path = "/rpc" if binding == "jsonrpc" else "/message:send"
+    host, port = agent.url.removeprefix("http://").split(":")
+    extensions = HEADERS["A2A-Extensions"]
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nA2A-Version: 1.0\r\nA2A-Extensions: {extensions}\r\nContent-Type: application/json\r\n"
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        for _ in range(20):  # one connection, kept
+            status, headers, answer = raw_exchange(conn, head + f"Content-Length: {len(content)}\r\n", content)
+            assert headers.get("connection") != "close", headers
+            assert_limit(binding, httpx.Response(status, content=answer))
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        huge = f"Content-Length: {100 * LIMITS.max_body_bytes}\r\nExpect: 100-continue\r\n"
+        status, headers, answer = raw_exchange(conn, head + huge)
+        assert headers.get("connection") == "close", headers
+        assert_limit(binding, httpx.Response(status, content=answer))
+
+
 async def test_both_bindings_answer_alike(agent: Agent, http: httpx.AsyncClient, example_request: dict) -> None:
     """What each binding's own reader would do differs (protobuf refuses duplicates,
     Python's json keeps the last); behind the guard both refuse the same bodies."""
