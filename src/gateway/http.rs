@@ -14,7 +14,7 @@
 //!   beyond a limit the binding's invalid-request error with the draft's
 //!   `resource_limit_exceeded` in its `google.rpc.ErrorInfo` metadata. Messages give the
 //!   class of fault and its line and column, never the body's text. A refused body up to
-//!   twice the limit is read to its end and dropped first ([`read_capped`]), so that a
+//!   twice the limit is read to its end and dropped first (`read_capped`), so that a
 //!   client writing its whole body before reading gets the answer, not a reset;
 //! - on HTTP+JSON, A2A's version negotiation (the SDK's JSON-RPC router does it itself):
 //!   a request whose `A2A-Version` header names another major version than 1, or that
@@ -36,7 +36,7 @@
 //! - on the way out, a unary answer's Data Parts get their whole numbers back as
 //!   integers: the SDK writes them through protobuf's `Struct` (`42` as `42.0`), SSE
 //!   events do not, and the caller of an integer output reads the integer on every path
-//!   ([`integral_parts`]).
+//!   (`integral_parts`).
 
 use super::state::{Gateway, RequestLimits};
 use crate::agent::body::{self, BodyFault, BodyLimits};

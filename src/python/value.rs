@@ -205,6 +205,16 @@ impl Types {
 /// `s` is a live exact `str` and the GIL is held; the text is not used after `s` is freed.
 #[inline]
 unsafe fn utf8<'a>(s: *mut ffi::PyObject) -> Option<&'a str> {
+    // Compact ASCII text (member names, identifiers, enum values: most of a request) is
+    // its own UTF-8 form, read in place where the build knows the version's layout
+    // (build.rs); the stable ABI and 3.14's hidden bit-fields go through the call below.
+    #[cfg(not(any(Py_LIMITED_API, Py_3_14)))]
+    if ffi::PyUnicode_IS_COMPACT_ASCII(s) != 0 {
+        return Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+            ffi::PyUnicode_1BYTE_DATA(s),
+            ffi::PyUnicode_GET_LENGTH(s) as usize,
+        )));
+    }
     let mut size: ffi::Py_ssize_t = 0;
     let data = ffi::PyUnicode_AsUTF8AndSize(s, &mut size);
     if data.is_null() {
@@ -218,6 +228,21 @@ unsafe fn utf8<'a>(s: *mut ffi::PyObject) -> Option<&'a str> {
         size as usize,
     )))
 }
+
+// A `float`'s value and a `list`'s or `tuple`'s items: read in place by a build for one
+// CPython version (the macros of its headers), through the stable ABI's calls by an abi3
+// build. Each takes a live object of its exact type, with the GIL held; an index is in range.
+
+#[cfg(not(Py_LIMITED_API))]
+use ffi::{
+    PyFloat_AS_DOUBLE as float_value, PyList_GET_ITEM as list_item, PyList_GET_SIZE as list_len,
+    PyTuple_GET_ITEM as tuple_item, PyTuple_GET_SIZE as tuple_len,
+};
+#[cfg(Py_LIMITED_API)]
+use ffi::{
+    PyFloat_AsDouble as float_value, PyList_GetItem as list_item, PyList_Size as list_len,
+    PyTuple_GetItem as tuple_item, PyTuple_Size as tuple_len,
+};
 
 /// The text of a `str` [`utf8`] admitted.
 ///
@@ -317,7 +342,7 @@ impl<'py> Walker<'py> {
             return self.container(obj, ty, depth, max).map(|()| None);
         }
         if ty == t.float {
-            return if ijson_float(ffi::PyFloat_AsDouble(obj)) {
+            return if ijson_float(float_value(obj)) {
                 Ok(None)
             } else {
                 Err((Vec::new(), Refusal::NumberNotIJson))
@@ -362,16 +387,12 @@ impl<'py> Walker<'py> {
             return Err((Vec::new(), Refusal::TooDeep(max)));
         }
         let list = ty == self.types.list;
-        let len = if list {
-            ffi::PyList_Size(obj)
-        } else {
-            ffi::PyTuple_Size(obj)
-        };
+        let len = if list { list_len(obj) } else { tuple_len(obj) };
         for i in 0..len {
             let item = if list {
-                ffi::PyList_GetItem(obj, i)
+                list_item(obj, i)
             } else {
-                ffi::PyTuple_GetItem(obj, i)
+                tuple_item(obj, i)
             };
             if let Err((mut path, why)) = self.walk(item, depth + 1, max) {
                 path.push(i.to_string());

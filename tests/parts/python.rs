@@ -1,6 +1,6 @@
 //! The Python package, end to end, as a user without Rust gets it: `scripts/python-env
-//! --wheel` builds the wheel (`maturin build --profile wheel`, abi3), a fresh venv installs it
-//! with a PATH that has no `cargo` or `rustc` (its dependencies from the wheelhouse
+//! --wheel` builds the wheel (`maturin build --profile wheel`, for the venv's CPython), a
+//! fresh venv installs it with a PATH that has no `cargo` or `rustc` (its dependencies from the wheelhouse
 //! `scripts/test-parts` filled, without the network), and pytest runs `tests/python/` in
 //! that venv — the core API, a tampered bundle, and a real a2a-sdk server and client —
 //! with `SKILLBUNDLE_BIN` (this build's binary, for comparisons with the CLI) and

@@ -93,7 +93,7 @@ fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
     assert!(text.contains("+crt-static"));
     assert!(text.contains("sha256sum \"skillbundle-$TARGET\" > \"skillbundle-$TARGET.sha256\""));
 
-    // abi3 wheels for Linux (x86_64, aarch64), macOS and Windows, built by maturin.
+    // Wheels for Linux (x86_64, aarch64), macOS and Windows, built by maturin.
     let wheels = &release["jobs"]["wheels"];
     let oses: Vec<&str> = wheels["strategy"]["matrix"]["include"]
         .as_array()
@@ -104,9 +104,25 @@ fn the_action_runs_the_checksummed_release_binary_for_its_ref_or_builds() {
     for os in ["ubuntu-latest", "macos-latest", "windows-latest"] {
         assert!(oses.contains(&os), "wheels for {os}: {oses:?}");
     }
-    assert!(wheels["steps"].as_array().unwrap().iter().any(|s| s["uses"]
-        .as_str()
-        .is_some_and(|u| u.starts_with("PyO3/maturin-action@"))));
+    // One wheel per CPython version, and the abi3 one for later versions.
+    let builds: Vec<&str> = wheels["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("PyO3/maturin-action@"))
+        })
+        .map(|s| s["with"]["args"].as_str().unwrap())
+        .collect();
+    assert!(
+        builds
+            .iter()
+            .any(|a| a.contains("--interpreter 3.10 3.11 3.12 3.13 3.14")),
+        "{builds:?}"
+    );
+    assert!(builds.iter().any(|a| a.contains("abi3")), "{builds:?}");
     // The publish job waits for both, and signs every file with skillbundle itself,
     // checking the signature before anything is attached to the release.
     assert_eq!(
