@@ -184,3 +184,20 @@ pub fn example_bundle() -> skillbundle::agent::Bundle {
 }
 
 pub mod crafted;
+
+/// An HTTP/1.1 response head (the bytes before the blank line): its status code and its
+/// headers in their order, names lowercased.
+pub fn response_head(head: &[u8]) -> (u16, Vec<(String, String)>) {
+    let text = String::from_utf8_lossy(head);
+    let mut lines = text.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    (status, headers)
+}

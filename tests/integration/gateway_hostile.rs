@@ -363,20 +363,8 @@ async fn raw_exchange(
         assert!(n > 0, "the connection ended before an answer");
         data.extend_from_slice(&buf[..n]);
     };
-    let text = String::from_utf8(data[..end].to_vec()).unwrap();
-    let mut lines = text.split("\r\n");
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers: std::collections::HashMap<String, String> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
+    let (status, headers) = crate::common::response_head(&data[..end]);
+    let headers: std::collections::HashMap<String, String> = headers.into_iter().collect();
     let mut rest = data[end + 4..].to_vec();
     let length: usize = headers["content-length"].parse().unwrap();
     while rest.len() < length {
