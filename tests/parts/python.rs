@@ -1,8 +1,8 @@
 //! The Python package, end to end, as a user without Rust gets it: `scripts/python-env
 //! --wheel` builds the wheel (`maturin build --profile wheel`, for the venv's CPython), a
-//! fresh venv installs it with a PATH that has no `cargo` or `rustc` (its dependencies from the wheelhouse
-//! `scripts/test-parts` filled, without the network), and pytest runs `tests/python/` in
-//! that venv — the core API, a tampered bundle, and a real a2a-sdk server and client —
+//! fresh venv installs it with a PATH that has no `cargo` or `rustc` (its dependencies
+//! from the wheelhouse `scripts/test-parts` filled, without the network), and pytest runs
+//! `tests/python/` in that venv — the core API, a tampered bundle, and a real a2a-sdk server and client —
 //! with `SKILLBUNDLE_BIN` (this build's binary, for comparisons with the CLI) and
 //! `SKILLBUNDLE_ROOT` (the repository). pytest's output is shown, and its summary line
 //! again after the test summary; a pytest failure fails this test.
