@@ -244,9 +244,7 @@ class _GuardedQueue:
     and only what it releases reaches the SDK's queue.
 
     The checks are plain functions that answer the events to publish, in order; only
-    `enqueue_event` and the few calls that end a turn await the SDK's queue. An agent
-    publishes several events per request, and each coroutine object is an allocation the
-    cycle collector counts: fewer of them is less of its time in a busy agent."""
+    `enqueue_event`, `answer` and the calls that end a turn await the SDK's queue."""
 
     __slots__ = ("_artifacts", "_context_id", "_guard", "_queue", "_task_id", "call", "failure")
 
@@ -296,8 +294,8 @@ class _GuardedQueue:
         status.timestamp.GetCurrentTime()
         return TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
 
-    async def fail(self, verdict: tuple[str, Any]) -> None:
-        """Publish what the guard's failing answer `verdict` publishes."""
+    async def answer(self, verdict: tuple[str, Any]) -> None:
+        """Publish what the guard's answer `verdict` publishes."""
         events: list[Any] = []
         self._apply(verdict, events)
         for event in events:
@@ -310,14 +308,14 @@ class _GuardedQueue:
         if self._guard.finished:
             return
         if _nesting_refused(exc):
-            await self.fail(self._guard.uncarried())
+            await self.answer(self._guard.uncarried())
             return
         self._guard.abort()
         self._artifacts.clear()
         await self._queue.enqueue_event(self._status(_FAILED, _text_message(INTERNAL_FAILURE)))
 
     async def returned(self) -> None:
-        await self.fail(self._guard.returned())
+        await self.answer(self._guard.returned())
 
     def _artifact(self, artifact: Artifact, append: bool, last_chunk: bool, events: list[Any]) -> None:
         held = self._artifacts.get(artifact.artifact_id)
@@ -354,10 +352,7 @@ class _GuardedQueue:
         update.artifact.name = name
         update.artifact.parts.add().data.ParseFromString(encoded)
         self._artifacts[artifact_id] = update
-        events: list[Any] = []
-        self._apply(verdict, events)
-        for event in events:
-            await self._queue.enqueue_event(event)
+        await self.answer(verdict)
         return True
 
     def _state(self, status: TaskStatus, events: list[Any], *, whole_task: bool = False) -> None:
@@ -469,7 +464,7 @@ class SkillCall:
                 raise
             verdict = self._queue._guard.refuse_data(data)
             if verdict[0] == "fail":
-                await self._queue.fail(verdict)
+                await self._queue.answer(verdict)
                 self._raise_if_failed()
             raise
         self._raise_if_failed()
