@@ -55,8 +55,10 @@ pub fn decode(bytes: &[u8], max_depth: usize) -> Result<Value, Result<Refused, &
     let mut path = Vec::new();
     value(bytes, 0, max_depth, &mut path).map_err(|e| {
         e.map(|why| Refused {
+            // Pushed as the failure unwound: innermost first.
             pointer: path
                 .iter()
+                .rev()
                 .map(|t| format!("/{}", pointer::escape(t)))
                 .collect(),
             why,
@@ -194,7 +196,9 @@ fn number(v: f64) -> Result<Value, Failure> {
     Ok(v)
 }
 
-/// One `Value`. On failure `path` holds the tokens from the root to the failing value.
+/// One `Value`. On failure `path` holds the tokens from the failing value up to the
+/// root (each level pushes its token as the failure passes it, so a value that is read
+/// costs no token).
 fn value(bytes: &[u8], depth: usize, max: usize, path: &mut Vec<String>) -> Result<Value, Failure> {
     let mut r = Reader { bytes, at: 0 };
     let mut out = Value::Null;
@@ -235,7 +239,8 @@ fn structure(
     path: &mut Vec<String>,
 ) -> Result<Value, Failure> {
     let mut r = Reader { bytes, at: 0 };
-    let mut map = Map::new();
+    // Sized once: growing the map rehashes it and moves its entries.
+    let mut map = Map::with_capacity(count(bytes)?);
     while !r.done() {
         let (field, wire) = r.tag()?;
         if (field, wire) != (1, 2) {
@@ -254,29 +259,50 @@ fn structure(
                 (_, wire) => entry.skip(wire)?,
             }
         }
-        path.push(key.clone());
-        let v = value(item, depth, max, path)?;
-        path.pop();
-        map.insert(key, v);
+        match value(item, depth, max, path) {
+            Ok(v) => {
+                map.insert(key, v);
+            }
+            Err(e) => {
+                path.push(key);
+                return Err(e);
+            }
+        }
     }
     Ok(Value::Object(map))
 }
 
 fn list(bytes: &[u8], depth: usize, max: usize, path: &mut Vec<String>) -> Result<Value, Failure> {
     let mut r = Reader { bytes, at: 0 };
-    let mut items = Vec::new();
+    let mut items = Vec::with_capacity(count(bytes)?);
     while !r.done() {
         let (field, wire) = r.tag()?;
         if (field, wire) != (1, 2) {
             r.skip(wire)?;
             continue;
         }
-        path.push(items.len().to_string());
-        let v = value(r.delimited()?, depth, max, path)?;
-        path.pop();
-        items.push(v);
+        match value(r.delimited()?, depth, max, path) {
+            Ok(v) => items.push(v),
+            Err(e) => {
+                path.push(items.len().to_string());
+                return Err(e);
+            }
+        }
     }
     Ok(Value::Array(items))
+}
+
+/// How many entries (field 1, length-delimited) a `Struct` or `ListValue` holds: read
+/// past, not into.
+fn count(bytes: &[u8]) -> Result<usize, Failure> {
+    let mut r = Reader { bytes, at: 0 };
+    let mut n = 0;
+    while !r.done() {
+        let (field, wire) = r.tag()?;
+        n += usize::from((field, wire) == (1, 2));
+        r.skip(wire)?;
+    }
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -355,6 +381,19 @@ mod tests {
         let refused = decode(&bytes, 8).unwrap_err().unwrap();
         assert_eq!(refused.pointer, "/a/n");
         assert_eq!(refused.why, Refusal::NumberNotIJson);
+        // Through a list, after values that were read, with a key to escape.
+        let list = delimited(
+            6,
+            &[
+                delimited(1, &num(1.0)),
+                delimited(1, &object(&[("x/y", num(f64::INFINITY))])),
+            ]
+            .concat(),
+        );
+        let refused = decode(&object(&[("ok", string("v")), ("l", list)]), 8)
+            .unwrap_err()
+            .unwrap();
+        assert_eq!(refused.pointer, "/l/1/x~1y");
         let deep = object(&[("a", object(&[("b", object(&[]))]))]);
         assert_eq!(
             decode(&deep, 2).unwrap_err().unwrap().why,
