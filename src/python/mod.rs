@@ -43,6 +43,15 @@ use std::path::PathBuf;
 #[cfg(feature = "oci")]
 use std::time::Duration;
 
+/// The extension's allocator for what Rust allocates (Python's own objects stay with
+/// Python's): every request, record and result an agent checks is decoded into JSON values
+/// of many small allocations, and glibc's malloc, cold between requests, cost an
+/// enforcing a2a-sdk agent about as much CPU as the checks' own code (see Cargo.toml).
+/// A build with the CLI too sets none here: the binary's (the same) is the only one.
+#[cfg(not(feature = "cli"))]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Depth beyond which a Python value is refused before conversion: the validator's own
 /// limit plus one, so that the validator reports it (`resource_limit_exceeded`) with the
 /// same pointer as for JSON text.

@@ -18,7 +18,8 @@ use commands::*;
 use render::Format;
 use std::process::ExitCode;
 
-/// mimalloc instead of the system allocator: see Cargo.toml (the library sets none).
+/// mimalloc instead of the system allocator: see Cargo.toml (the library sets none; its
+/// Python extension, built without the CLI, sets the same).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
