@@ -1333,7 +1333,24 @@ mod tests {
                 events
             },
         );
-        let sequences = prop_oneof![proptest::collection::vec(event, 0..6), well_behaved];
+        // An Artifact delivered whole, then changed: random sequences reach that rule too
+        // rarely for every run to see it.
+        let changed_after_whole = (0..2usize, any::<bool>(), any::<bool>(), any::<bool>())
+            .prop_map(|(id, is_record, append, last_chunk)| {
+                let (name, part) = match is_record {
+                    true => (KIND, record()),
+                    false => (SKILL, result("condition_met")),
+                };
+                vec![
+                    (id, Some(name), vec![Some(part.clone())], false, true),
+                    (id, None, vec![Some(part)], append, last_chunk),
+                ]
+            });
+        let sequences = prop_oneof![
+            proptest::collection::vec(event, 0..6),
+            well_behaved,
+            changed_after_whole
+        ];
         let counts: [AtomicUsize; 5] = Default::default();
         let mut runner = proptest::test_runner::TestRunner::default();
         let outcome = runner.run(&sequences, |events| {
